@@ -1,0 +1,48 @@
+// context.hpp: contexts, the user-level threads that run tasks.
+//
+// A context is a Boost.Context fiber on an mmap'd stack with a PROT_NONE guard page below it
+// (boost::context::protected_fixedsize_stack), plus the bookkeeping the scheduler needs. A
+// context that finished its task is not destroyed: it stays suspended at the top of its loop and
+// goes to a free cache (its engine's, then the global one), from where it is resumed with a new
+// task. The primordial context is the thread that called MR_init; it has no stack of ours and is
+// bound to engine 0.
+#ifndef MR_ENGINE_CONTEXT_HPP
+#define MR_ENGINE_CONTEXT_HPP
+
+#include <boost/context/fiber.hpp>
+
+#include <cstddef>
+
+#include "task.hpp"
+
+namespace mr::engine {
+
+enum class StackKind : unsigned char { REGULAR, SMALL, PRIMORDIAL };
+
+struct Context {
+  // The saved continuation while the context is suspended or free; empty while it runs.
+  // Written by the ontop function that runs right after the context switched away (on the stack
+  // of whoever it switched to) and read by whoever resumes it; the hand-over between the two is
+  // ordered by the queue, deque or join counter through which the context was published.
+  boost::context::fiber fiber;
+  Task task{};               // the task to run next; set before the context is resumed
+  int bound = -1;            // -1, or the engine this context may only run on
+  StackKind kind = StackKind::SMALL;
+  Context *next = nullptr;   // intrusive link: run queues and free caches
+};
+
+// Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of
+// its loop. Returns nullptr if the stack cannot be mapped. Any engine thread.
+Context *context_create(StackKind kind, std::size_t stack_bytes);
+
+// Destroy a free context: unwind its fiber and unmap its stack. Any thread, with the runtime
+// stopping (no engine may hold a pointer to it).
+void context_destroy(Context *c);
+
+// The body of every non-primordial context: run the task, arrive at its join, get the next task.
+// Defined in engine.cpp, where the scheduler is.
+void context_loop(Context *self);
+
+}  // namespace mr::engine
+
+#endif

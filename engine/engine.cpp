@@ -1,0 +1,810 @@
+// engine.cpp: the scheduler.
+//
+// Terms (doc/design.md has the full protocol with its proofs):
+//   engine     an OS thread that runs contexts; engine 0 is the thread that called MR_init.
+//   scheduler  the code an engine runs when no context runs on it: on engines 1..N-1 the
+//              thread's own stack, on engine 0 a fiber of its own (the thread's stack belongs to
+//              the primordial context). Only the scheduler walks the idle loop.
+//   context    a fiber that runs tasks; it switches to the scheduler (or straight to another
+//              context) when it suspends or finishes. Every switch is a resume_with whose ontop
+//              function, running on the destination's stack, saves the source's continuation and
+//              only then publishes the source (to a free cache, a join counter, a queue): so
+//              nobody can resume a context that has not finished switching away (J1).
+//   census     how many engines search for work and how many sleep (sleep.hpp, Census).
+//
+// The idle loop (find_work), in order: the engine's bound queue and the shared run queue, then its
+// own deque, then (CAS IDLE->STEALING) bounded steal rounds, then (CAS STEALING->SLEEPING) a last
+// look at all work after announcing itself as a sleeper, then the semaphore.
+#include "config.h"
+
+#include "engine.hpp"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "context.hpp"
+#include "fatal.hpp"
+#include "runqueue.hpp"
+#include "sleep.hpp"
+#include "wsdeque.hpp"
+
+namespace mr::engine {
+
+namespace bctx = boost::context;
+
+namespace {
+
+constexpr int kCacheMax = 16;  // free contexts an engine keeps for itself, per stack kind
+
+// Per-engine counters: written only by the owning engine (relaxed load + store, no RMW), read by
+// anyone (relaxed). The figures are exact at a quiescent point.
+struct Counters {
+  std::atomic<std::uint64_t> sparks_pushed{0}, sparks_run_local{0}, sparks_stolen{0},
+      steal_attempts{0}, steal_failures{0}, sleeps{0}, wakeups[kNumActions]{},
+      spurious_wakeups{0}, notifications_sent{0}, notifications_dropped{0},
+      contexts_created{0}, contexts_reused{0}, contexts_suspended{0}, contexts_resumed{0};
+};
+
+inline void bump(std::atomic<std::uint64_t> &c) {
+  // relaxed load + store: one writer (the owner); readers only need an eventually-exact value.
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// What the idle loop does after handling a notification or a sleep.
+enum class Next { RUN, LOOK, LOOK_FROM_WORKING, EXIT };
+
+}  // namespace
+
+struct Engine {
+  explicit Engine(int i) : id(i) {}
+
+  const int id;
+  // ---- owner only (the engine's own thread) ----
+  Context *current = nullptr;    // the context running on this engine
+  bctx::fiber sched;             // the scheduler's continuation while a context runs
+  Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
+  bool holds_search_unit = false;  // this engine owns one searching unit of the census
+  bool woken_for_work = false;   // woken by advice or poll and has not found work yet
+  int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
+  unsigned steal_offset = 0;     // rotating start of the victim scan
+  Context *free_small[kCacheMax];
+  Context *free_regular[kCacheMax];
+  int n_free_small = 0, n_free_regular = 0;
+  pthread_t thread{};
+  bool thread_started = false;
+  Counters stats;
+  // ---- shared ----
+  WsDeque deque;                 // owner pushes/pops; thieves steal
+  alignas(64) SleepSync sleep;   // the sleep-sync record
+  alignas(64) RunQueue bound;    // contexts bound to this engine
+};
+
+namespace {
+
+struct Runtime {
+  Params p;
+  int n = 0;
+  Engine **engines = nullptr;
+  RunQueue shared;               // unbound runnable contexts
+  Census census;
+  // Set once by stop() (seq_cst store, proof P4); read by every idle loop.
+  std::atomic<bool> shutdown{false};
+  Join spawned{};                // every spawned context arrives here; the primordial waits on it
+  std::mutex free_lock;          // protects the global free caches
+  Context *free_small = nullptr, *free_regular = nullptr;
+  Context primordial;
+};
+
+Runtime *g = nullptr;
+// Written by MR_init/MR_shutdown on the primordial thread; read by any thread (acquire pairs
+// with the release store in start()).
+std::atomic<bool> g_running{false};
+
+thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// ---- contexts and caches ----------------------------------------------------------------
+
+std::size_t stack_bytes(StackKind k) {
+  return k == StackKind::REGULAR ? g->p.stack_size : g->p.small_stack_size;
+}
+
+// Called only by engine e's thread (e may be nullptr: a thread that is not an engine).
+Context *get_context(Engine *e, StackKind k) {
+  if (e) {
+    int &n = k == StackKind::REGULAR ? e->n_free_regular : e->n_free_small;
+    Context **cache = k == StackKind::REGULAR ? e->free_regular : e->free_small;
+    if (n > 0) {
+      bump(e->stats.contexts_reused);
+      return cache[--n];
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lk(g->free_lock);
+    Context *&head = k == StackKind::REGULAR ? g->free_regular : g->free_small;
+    if (Context *c = head) {
+      head = c->next;
+      if (e) bump(e->stats.contexts_reused);
+      return c;
+    }
+  }
+  Context *c = context_create(k, stack_bytes(k));
+  if (c && e) bump(e->stats.contexts_created);
+  return c;
+}
+
+// Called only by engine e's thread, from an ontop function: c has finished switching away.
+void release_context(Engine *e, Context *c) {
+  c->bound = -1;
+  int &n = c->kind == StackKind::REGULAR ? e->n_free_regular : e->n_free_small;
+  Context **cache = c->kind == StackKind::REGULAR ? e->free_regular : e->free_small;
+  if (n < kCacheMax) {
+    cache[n++] = c;
+    return;
+  }
+  std::lock_guard<std::mutex> lk(g->free_lock);
+  Context *&head = c->kind == StackKind::REGULAR ? g->free_regular : g->free_small;
+  c->next = head;
+  head = c;
+}
+
+Context *context_for_spark(Engine *e, const Task &t) {
+  Context *c = get_context(e, StackKind::SMALL);
+  if (!c)
+    fatal("cannot map a %zu KiB stack for a spark context (out of memory or address space); "
+          "lower --small-stack-size or -P",
+          g->p.small_stack_size / 1024);
+  c->task = t;
+  return c;
+}
+
+// ---- the census and waking ----------------------------------------------------------------
+
+// Any thread. Relaxed loads: every caller has a seq_cst fence right before (P1, P2, P3).
+bool work_visible(const Engine *self) {
+  for (int i = 0; i < g->n; i++)
+    if (g->engines[i]->deque.size_estimate() > 0) return true;
+  if (g->shared.maybe_nonempty()) return true;
+  return self && self->bound.maybe_nonempty();
+}
+
+// Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
+// `origin` (the engine where work is). Returns false if no engine was asleep. Any thread.
+bool wake_one_with_unit(int origin) {
+  Engine *self = t_engine;
+  int start = origin < 0 ? 0 : origin;
+  for (int k = 1; k <= g->n; k++) {
+    Engine *v = g->engines[(start + k) % g->n];
+    if (v == self) continue;
+    // relaxed: only a hint to skip the lock; try_wake_engine decides under it.
+    if (v->sleep.state.load(std::memory_order_relaxed) != State::SLEEPING) continue;
+    if (try_wake_engine(v->sleep, g->census, Action::WORKSTEAL_ADVICE,
+                        reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
+        Sent::DELIVERED) {
+      if (self) bump(self->stats.notifications_sent);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Give back a searching unit. If it was the last one while engines sleep, look once more for
+// work that posters left to this searcher (P2) and wake a sleeper for it. Any thread.
+void release_search_unit(int origin) {
+  for (;;) {
+    std::uint64_t old = g->census.release_searcher();
+    if (Census::searching(old) != 1 || Census::sleeping(old) == 0) return;
+    // seq_cst fence: proof P2 (the last searcher's release vs a poster that saw it searching).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!work_visible(nullptr)) return;
+    if (!g->census.try_claim_searcher()) return;  // someone else searches or nobody sleeps
+    if (wake_one_with_unit(origin)) return;
+    // every counted sleeper left SLEEPING under us: give the claimed unit back and re-check
+  }
+}
+
+// The cheap post-work check, after work was published and a seq_cst fence (P1): wake one
+// sleeper if engines sleep and none searches. Any thread.
+inline void maybe_wake(int origin) {
+  std::uint64_t w = g->census.load();
+  if (__builtin_expect(Census::sleeping(w) == 0 || Census::searching(w) != 0, 1)) return;
+  if (!g->census.try_claim_searcher()) return;
+  if (!wake_one_with_unit(origin)) release_search_unit(origin);
+}
+
+// ---- scheduling contexts -----------------------------------------------------------------
+
+// Make a suspended context runnable. Any thread.
+void schedule(Context *c) {
+  Engine *self = t_engine;
+  if (c->bound < 0) {
+    g->shared.push(c);
+    // seq_cst fence: proof P1 (publish, then read the census).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    maybe_wake(self ? self->id : -1);
+    return;
+  }
+  Engine *t = g->engines[c->bound];
+  // A sleeping target gets the context itself (never dropped: only through the lock).
+  if (t->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING &&
+      try_wake_engine(t->sleep, g->census, Action::CONTEXT, c) == Sent::DELIVERED) {
+    if (self) bump(self->stats.notifications_sent);
+    return;
+  }
+  t->bound.push(c);
+  // seq_cst fence: proof P3 (queue the context, then read the target's state).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Advice until the target is seen in a state that will re-check its queue by itself.
+  Sent r = try_notify_engine(t->sleep, g->census, Action::CONTEXT_ADVICE, nullptr);
+  if (self) bump(r == Sent::DELIVERED ? self->stats.notifications_sent
+                                      : self->stats.notifications_dropped);
+}
+
+// ---- switching ----------------------------------------------------------------------------
+
+// Called only by engine e's scheduler: run c until something switches back to the scheduler.
+void run_context(Engine *e, Context *c) {
+  e->current = c;
+  bctx::fiber f = std::move(c->fiber);
+  // The ontop function runs on c's stack: it saves the scheduler's continuation.
+  (void)std::move(f).resume_with([e](bctx::fiber &&from) {
+    e->sched = std::move(from);
+    return bctx::fiber{};
+  });
+}
+
+// Called only by a context on engine e: switch to e's scheduler; `publish` runs on the
+// scheduler's stack after this context's continuation is saved in self->fiber.
+template <class F>
+void switch_to_scheduler(Engine *e, Context *self, F publish) {
+  e->current = nullptr;
+  bctx::fiber s = std::move(e->sched);
+  (void)std::move(s).resume_with([self, publish](bctx::fiber &&from) {
+    self->fiber = std::move(from);
+    publish();
+    return bctx::fiber{};
+  });
+}
+
+// ---- the idle loop ------------------------------------------------------------------------
+
+// Called only by engine e: the state was IDLE/STEALING/NOTIFIED and the engine now runs work.
+void become_working(Engine *e, const Engine *victim) {
+  // store-release (plain transition): nothing is published by it, but notifiers read it acquire.
+  e->sleep.state.store(State::WORKING, std::memory_order_release);
+  e->woken_for_work = false;
+  if (!e->holds_search_unit) return;
+  e->holds_search_unit = false;
+  // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
+  if (victim && victim->deque.size_estimate() > 0 &&
+      Census::sleeping(g->census.load()) != 0 && wake_one_with_unit(victim->id)) {
+    bump(e->stats.notifications_sent);
+    return;
+  }
+  release_search_unit(e->id);
+}
+
+// Called only by engine e: a context from the queues, or a spark from its own deque.
+Context *take_local(Engine *e) {
+  if (Context *c = e->bound.pop()) return c;
+  if (Context *c = g->shared.pop()) return c;
+  Task t;
+  if (e->deque.pop(t)) {
+    bump(e->stats.sparks_run_local);
+    return context_for_spark(e, t);
+  }
+  return nullptr;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+// Called only by engine e in STEALING with a searching unit. Returns work (and the engine
+// WORKING) or nullptr when the rounds are spent or a notification arrived.
+Context *steal_rounds(Engine *e) {
+  int rounds = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
+  for (int r = 0; r < rounds; r++) {
+    int first = e->advised_victim;
+    e->advised_victim = -1;
+    for (int k = (first >= 0 ? -1 : 0); k < g->n - 1; k++) {
+      Engine *v = k < 0 ? g->engines[first]
+                        : g->engines[(e->id + 1 + (e->steal_offset + k) % (g->n - 1)) % g->n];
+      if (v == e) continue;
+      Task t;
+      bump(e->stats.steal_attempts);
+      if (v->deque.steal(t) == WsDeque::Steal::TAKEN) {
+        bump(e->stats.sparks_stolen);
+        become_working(e, v);
+        return context_for_spark(e, t);
+      }
+      bump(e->stats.steal_failures);
+    }
+    e->steal_offset++;
+    if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {
+      if (Context *c = e->bound.pop(); c || (c = g->shared.pop())) {
+        become_working(e, nullptr);
+        return c;
+      }
+    }
+    // acquire: pairs with a notifier's release store of NOTIFIED.
+    if (e->sleep.state.load(std::memory_order_acquire) == State::NOTIFIED) return nullptr;
+    if (g->shutdown.load(std::memory_order_relaxed)) return nullptr;
+    for (int i = 0; i < 64; i++) cpu_relax();
+  }
+  return nullptr;
+}
+
+// Called only by engine e, having seen NOTIFIED (acquire).
+Next handle_notification(Engine *e, Context **run) {
+  SleepSync &s = e->sleep;
+  Action a = s.action;
+  void *d = s.data;
+  bump(e->stats.wakeups[static_cast<int>(a)]);
+  switch (a) {
+    case Action::CONTEXT:
+      *run = static_cast<Context *>(d);
+      become_working(e, nullptr);
+      return Next::RUN;
+    case Action::CONTEXT_ADVICE:
+      // store-release; then the loop top re-checks the queues after its fence (P3).
+      s.state.store(State::IDLE, std::memory_order_release);
+      if (e->holds_search_unit) {
+        e->holds_search_unit = false;
+        release_search_unit(e->id);
+      }
+      return Next::LOOK;
+    case Action::WORKSTEAL_ADVICE:
+      // Only ever delivered to a sleeper, together with a searching unit (Census).
+      MR_CHECK(!e->holds_search_unit, "work-steal advice to an engine that was searching");
+      s.state.store(State::STEALING, std::memory_order_release);
+      e->holds_search_unit = true;
+      e->woken_for_work = true;
+      e->advised_victim = static_cast<int>(reinterpret_cast<std::intptr_t>(d));
+      if (e->advised_victim == e->id) e->advised_victim = -1;
+      return Next::LOOK;
+    case Action::SHUTDOWN:
+      return Next::EXIT;
+  }
+  return Next::LOOK;
+}
+
+// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way).
+// Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when a polling wait timed out.
+Next wait_for_wake(Engine *e) {
+  SleepSync &s = e->sleep;
+  bump(e->stats.sleeps);
+#ifdef MR_WORKSTEAL_POLLING
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) +
+                     static_cast<std::uint64_t>(g->p.poll_interval_us) * 1000u;
+  deadline.tv_sec += static_cast<time_t>(ns / 1000000000u);
+  deadline.tv_nsec = static_cast<long>(ns % 1000000000u);
+  for (;;) {
+    if (sem_clockwait(&s.sem, CLOCK_MONOTONIC, &deadline) == 0) return Next::LOOK;
+    if (errno == EINTR) continue;
+    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
+    // Timed out: leave SLEEPING ourselves, under our own wake lock, unless a notifier got there.
+    pthread_mutex_lock(&s.wake_lock);
+    if (s.state.load(std::memory_order_relaxed) == State::SLEEPING) {
+      g->census.remove_sleeper();
+      s.state.store(State::WORKING, std::memory_order_release);
+      pthread_mutex_unlock(&s.wake_lock);
+      e->woken_for_work = true;
+      return Next::LOOK_FROM_WORKING;
+    }
+    pthread_mutex_unlock(&s.wake_lock);
+    break;  // NOTIFIED: its post is on its way
+  }
+#endif
+  while (sem_wait(&s.sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+  return Next::LOOK;
+}
+
+// Called only by engine e in STEALING, having found nothing.
+Next fall_asleep(Engine *e) {
+  SleepSync &s = e->sleep;
+  State expected = State::STEALING;
+  // CAS acq_rel (stealing->sleeping): fails only on NOTIFIED, which must not be overwritten;
+  // acquire on failure pairs with the notifier's release store.
+  if (!s.state.compare_exchange_strong(expected, State::SLEEPING, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+    return Next::LOOK;
+  if (e->woken_for_work) {
+    bump(e->stats.spurious_wakeups);
+    e->woken_for_work = false;
+  }
+  g->census.searcher_to_sleeper();
+  e->holds_search_unit = false;
+  // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (g->shutdown.load(std::memory_order_relaxed) || work_visible(e)) {
+    pthread_mutex_lock(&s.wake_lock);
+    if (s.state.load(std::memory_order_relaxed) == State::SLEEPING) {
+      g->census.remove_sleeper();
+      s.state.store(State::WORKING, std::memory_order_release);
+      pthread_mutex_unlock(&s.wake_lock);
+      return Next::LOOK_FROM_WORKING;
+    }
+    pthread_mutex_unlock(&s.wake_lock);  // a notifier won: consume its post below
+  }
+  return wait_for_wake(e);
+}
+
+// Called only by engine e's scheduler, in WORKING. Returns the next context to run (the engine
+// WORKING) or nullptr when the runtime shuts down.
+Context *find_work(Engine *e) {
+  SleepSync &s = e->sleep;
+  for (;;) {
+    // working->idle: plain store-release.
+    s.state.store(State::IDLE, std::memory_order_release);
+    // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (;;) {
+      // acquire: pairs with a notifier's release store of NOTIFIED.
+      if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) {
+        Context *c = nullptr;
+        Next n = handle_notification(e, &c);
+        if (n == Next::RUN) return c;
+        if (n == Next::EXIT) break;
+      }
+      if (g->shutdown.load(std::memory_order_acquire)) break;
+      if (Context *c = take_local(e)) {
+        become_working(e, nullptr);
+        return c;
+      }
+      if (s.state.load(std::memory_order_relaxed) == State::IDLE) {
+        State expected = State::IDLE;
+        // CAS acq_rel (idle->stealing): fails only on NOTIFIED; acquire pairs with its store.
+        if (!s.state.compare_exchange_strong(expected, State::STEALING,
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_acquire))
+          continue;
+        g->census.add_searcher();
+        e->holds_search_unit = true;
+      }
+      if (g->n > 1) {
+        if (Context *c = steal_rounds(e)) return c;
+      } else if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {
+        continue;
+      }
+      if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) continue;
+      Next n = fall_asleep(e);
+      if (n == Next::LOOK_FROM_WORKING) break;  // back to the outer loop: idle again
+    }
+    if (g->shutdown.load(std::memory_order_acquire) &&
+        s.state.load(std::memory_order_acquire) != State::NOTIFIED &&
+        s.state.load(std::memory_order_relaxed) != State::WORKING) {
+      if (e->holds_search_unit) {
+        e->holds_search_unit = false;
+        release_search_unit(e->id);
+      }
+      return nullptr;
+    }
+  }
+}
+
+// Called only by engine e's scheduler (its thread's stack, or engine 0's scheduler fiber).
+void scheduler(Engine *e) {
+  for (;;) {
+    Context *c = e->next_ctx;
+    if (c) {
+      e->next_ctx = nullptr;
+    } else {
+      c = find_work(e);
+      if (!c) return;
+    }
+    run_context(e, c);
+  }
+}
+
+void *engine_main(void *arg) {
+  auto *e = static_cast<Engine *>(arg);
+  t_engine = e;
+  scheduler(e);
+  t_engine = nullptr;
+  return nullptr;
+}
+
+// Any thread: the shutdown notification to every engine but engine 0 (P4).
+void notify_shutdown() {
+  for (int i = 1; i < g->n; i++)
+    (void)try_notify_engine(g->engines[i]->sleep, g->census, Action::SHUTDOWN, nullptr);
+}
+
+void destroy_runtime() {
+  for (int i = 0; g->engines && i < g->n; i++) {
+    Engine *e = g->engines[i];
+    if (!e) continue;
+    for (int k = 0; k < e->n_free_small; k++) context_destroy(e->free_small[k]);
+    for (int k = 0; k < e->n_free_regular; k++) context_destroy(e->free_regular[k]);
+    delete e;
+  }
+  for (Context *head : {g->free_small, g->free_regular}) {
+    while (head) {
+      Context *next = head->next;
+      context_destroy(head);
+      head = next;
+    }
+  }
+  delete[] g->engines;
+  delete g;
+  g = nullptr;
+}
+
+}  // namespace
+
+// ---- contexts' side -------------------------------------------------------------------------
+
+// A child's arrival at its join, then its next task. Called only by context self, which has just
+// run self->task. Returns when self has a new task.
+static void finish_task(Context *self, Join *j) {
+  Engine *e = current();
+  self->bound = -1;
+  // acq_rel: release publishes the child's results to the parent; acquire (for the last
+  // arrival) pairs with the parent's release in its suspend, so j->parent and its saved
+  // continuation are visible (J1).
+  if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Context *p = j->parent;
+    if (p->bound < 0 || p->bound == e->id) {
+      // The parent may run here: switch straight to it; self goes to the free cache.
+      bump(e->stats.contexts_resumed);
+      e->current = p;
+      bctx::fiber f = std::move(p->fiber);
+      (void)std::move(f).resume_with([self, e](bctx::fiber &&from) {
+        self->fiber = std::move(from);
+        release_context(e, self);
+        return bctx::fiber{};
+      });
+      return;
+    }
+    schedule(p);
+  }
+  // Prefer waiting contexts to sparks; else run a local spark in this same context.
+  if (!e->bound.maybe_nonempty() && !g->shared.maybe_nonempty()) {
+    Task t;
+    if (e->deque.pop(t)) {
+      bump(e->stats.sparks_run_local);
+      self->task = t;
+      return;
+    }
+  }
+  switch_to_scheduler(e, self, [e, self] { release_context(e, self); });
+}
+
+void context_loop(Context *self) {
+  for (;;) {
+    Task t = self->task;
+    t.fn(t.env);
+    finish_task(self, t.join);
+  }
+}
+
+// ---- entry points ---------------------------------------------------------------------------
+
+Engine *current() __attribute__((noinline));
+Engine *current() {
+  // A compiler barrier so the thread-local's address is computed afresh after a switch.
+  __asm__ __volatile__("" ::: "memory");
+  return t_engine;
+}
+
+int engine_id(const Engine *e) { return e ? e->id : -1; }
+
+bool running() { return g_running.load(std::memory_order_acquire); }
+
+int num_engines() { return running() ? g->n : 0; }
+
+void fork(Join *j, MR_TaskFn fn, void *env) {
+  Engine *e = current();
+  if (!e) fatal("MR_fork_new_child called from a thread that is not an engine");
+  e->deque.push(Task{fn, env, j});
+  bump(e->stats.sparks_pushed);
+  // seq_cst fence: proof P1 (push the spark, then read the census).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  maybe_wake(e->id);
+}
+
+static void suspend_on_join(Engine *e, Join *j) {
+  Context *self = e->current;
+  MR_CHECK(self != nullptr, "join outside a context");
+  j->parent = self;
+  bump(e->stats.contexts_suspended);
+  switch_to_scheduler(e, self, [e, self, j] {
+    // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
+    // with the children that arrived meanwhile (J1).
+    if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      bump(e->stats.contexts_resumed);
+      e->next_ctx = self;  // every child had arrived: resume at once
+    }
+  });
+}
+
+void join_wait(Join *j) {
+  Engine *e = current();
+  if (!e) fatal("MR_join_and_continue called from a thread that is not an engine");
+  for (;;) {
+    // acquire: pairs with the children's release arrivals (their results become visible).
+    if (j->count.load(std::memory_order_acquire) == 1) return;
+    Task t;
+    if (!e->deque.pop(t)) break;
+    if (t.join != j) {  // an older spark of another conjunction: leave it where it was
+      e->deque.push(t);
+      break;
+    }
+    bump(e->stats.sparks_run_local);
+    t.fn(t.env);
+    // The inline child's arrival. With count 2 only this child and the parent were expected,
+    // so no other thread can write the counter: a relaxed store does. Otherwise release RMW.
+    if (j->count.load(std::memory_order_relaxed) == 2)
+      j->count.store(1, std::memory_order_relaxed);
+    else
+      j->count.fetch_sub(1, std::memory_order_release);
+    e = current();  // t.fn may have suspended and resumed this context on another engine
+  }
+  suspend_on_join(e, j);
+}
+
+int spawn(MR_TaskFn fn, void *arg, int engine) {
+  Engine *e = current();
+  // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
+  std::uint32_t c = g->spawned.count.load(std::memory_order_relaxed);
+  do {
+    if (c == 0) return MR_ESHUTDOWN;
+    // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
+  } while (!g->spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
+  Context *ctx = get_context(e, StackKind::REGULAR);
+  if (!ctx) {
+    // Undo our unit; the primordial cannot be waiting on it alone (we were counted, it is >= 2
+    // unless the waiter already left, and it only leaves at 0).
+    if (g->spawned.count.fetch_sub(1, std::memory_order_acq_rel) == 1) schedule(g->spawned.parent);
+    return MR_ENOMEM;
+  }
+  ctx->task = Task{fn, arg, &g->spawned};
+  ctx->bound = engine;
+  schedule(ctx);
+  return 0;
+}
+
+void stats_get(int i, MR_EngineStats *out) {
+  const Counters &c = g->engines[i]->stats;
+  MR_EngineStats s{};
+  s.size = out->size;
+  auto rd = [](const std::atomic<std::uint64_t> &x) { return x.load(std::memory_order_relaxed); };
+  s.sparks_pushed = rd(c.sparks_pushed);
+  s.sparks_run_local = rd(c.sparks_run_local);
+  s.sparks_stolen = rd(c.sparks_stolen);
+  s.steal_attempts = rd(c.steal_attempts);
+  s.steal_failures = rd(c.steal_failures);
+  s.sleeps = rd(c.sleeps);
+  for (int k = 0; k < kNumActions; k++) s.wakeups[k] = rd(c.wakeups[k]);
+  s.spurious_wakeups = rd(c.spurious_wakeups);
+  s.notifications_sent = rd(c.notifications_sent);
+  s.notifications_dropped = rd(c.notifications_dropped);
+  s.contexts_created = rd(c.contexts_created);
+  s.contexts_reused = rd(c.contexts_reused);
+  s.contexts_suspended = rd(c.contexts_suspended);
+  s.contexts_resumed = rd(c.contexts_resumed);
+  std::size_t n = out->size < sizeof s ? out->size : sizeof s;
+  std::memcpy(out, &s, n);
+}
+
+int allowed_pus() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return 1;
+  int n = 1;
+  if (hwloc_topology_load(topo) == 0) {
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+      hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+      int w = hwloc_bitmap_weight(set);
+      if (w > 0) n = w;
+    } else {
+      int w = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+      if (w > 0) n = w;
+    }
+    if (set) hwloc_bitmap_free(set);
+  }
+  hwloc_topology_destroy(topo);
+  return n;
+}
+
+int start(const Params &p, std::string *err) {
+  g = new (std::nothrow) Runtime;
+  if (!g) return MR_ENOMEM;
+  g->p = p;
+  g->n = p.engines;
+  g->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
+  g->engines = new (std::nothrow) Engine *[static_cast<std::size_t>(g->n)]();
+  if (!g->engines) {
+    destroy_runtime();
+    return MR_ENOMEM;
+  }
+  for (int i = 0; i < g->n; i++) {
+    g->engines[i] = new (std::nothrow) Engine(i);
+    if (!g->engines[i]) {
+      destroy_runtime();
+      return MR_ENOMEM;
+    }
+  }
+  Engine *e0 = g->engines[0];
+  g->primordial.kind = StackKind::PRIMORDIAL;
+  g->primordial.bound = 0;
+  e0->current = &g->primordial;
+  try {
+    e0->sched = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(256 * 1024),
+                            [e0](bctx::fiber &&from) {
+                              (void)from;
+                              scheduler(e0);
+                              fatal("engine 0's scheduler ended while the runtime runs");
+                              return bctx::fiber{};
+                            });
+  } catch (const std::bad_alloc &) {
+    destroy_runtime();
+    if (err) *err = "cannot map engine 0's scheduler stack";
+    return MR_ENOMEM;
+  }
+  t_engine = e0;
+  // store-release: publishes g to threads that test running().
+  g_running.store(true, std::memory_order_release);
+  for (int i = 1; i < g->n; i++) {
+    Engine *e = g->engines[i];
+    int rc = pthread_create(&e->thread, nullptr, engine_main, e);
+    if (rc != 0) {
+      if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +
+                      std::to_string(g->n);
+      g->shutdown.store(true, std::memory_order_seq_cst);
+      notify_shutdown();
+      for (int k = 1; k < i; k++) pthread_join(g->engines[k]->thread, nullptr);
+      g_running.store(false, std::memory_order_release);
+      t_engine = nullptr;
+      e0->sched = bctx::fiber{};
+      destroy_runtime();
+      return MR_EAGAIN;
+    }
+    e->thread_started = true;
+  }
+  return 0;
+}
+
+int stop() {
+  Engine *e = current();
+  if (!e || e->id != 0 || e->current != &g->primordial) return MR_ENOTENGINE;
+  // Wait for every spawned context, and close the counter at zero so that no spawn can slip in
+  // after: the primordial always takes the suspend path (its decrement is the last or it is
+  // resumed by the last one).
+  suspend_on_join(e, &g->spawned);
+  // seq_cst store + fence: proof P4 (the flag, then each engine's state).
+  g->shutdown.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  notify_shutdown();
+  for (int i = 1; i < g->n; i++) {
+    Engine *x = g->engines[i];
+    if (x->thread_started) pthread_join(x->thread, nullptr);
+  }
+  // Engine 0's scheduler fiber is suspended in run_context (or never started): unwind it.
+  e->sched = bctx::fiber{};
+  std::uint64_t w = g->census.load();
+  MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
+           "census not zero after shutdown (a searching or sleeping unit was lost)");
+  g_running.store(false, std::memory_order_release);
+  t_engine = nullptr;
+  destroy_runtime();
+  return 0;
+}
+
+}  // namespace mr::engine

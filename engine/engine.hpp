@@ -1,0 +1,80 @@
+// engine.hpp: engines, the idle loop, joins and the scheduler's entry points.
+//
+// The terms and the protocol are in doc/design.md; the step numbers in the comments of
+// engine.cpp (P1..P4, D1, J1) name its proofs.
+#ifndef MR_ENGINE_ENGINE_HPP
+#define MR_ENGINE_ENGINE_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "mrengine.h"
+#include "task.hpp"
+
+namespace mr::engine {
+
+struct Context;
+struct Engine;
+
+// What the scheduler needs from the options (runtime/options.cpp validates them).
+struct Params {
+  int engines = 1;
+  int spin_rounds = 32;
+  std::size_t stack_size = 1024 * 1024;
+  std::size_t small_stack_size = 256 * 1024;
+  unsigned poll_interval_us = 1000;
+};
+
+// The inside of an MR_SyncTerm: the number of arrivals still expected (every forked branch plus
+// the parent's own), and the parent, set when it suspends.
+//   count: decremented by each child (release; acq_rel for the one that may be last) and by the
+//          parent only after it has finished suspending (J1 in doc/design.md): so whoever brings
+//          it to zero knows the parent's continuation is saved and may resume it.
+//   parent: written by the parent before its decrement; read by the last arrival after its.
+struct Join {
+  std::atomic<std::uint32_t> count;
+  Context *parent;
+};
+static_assert(sizeof(Join) <= sizeof(MR_SyncTerm), "MR_SyncTerm too small for Join");
+static_assert(alignof(Join) <= alignof(MR_SyncTerm), "MR_SyncTerm alignment too small for Join");
+
+// The number of processing units this process may run on (hwloc; at least 1). Any thread.
+int allowed_pus();
+
+// Start the engines with the calling thread as engine 0. Returns 0 or a negative MR_E* code, with
+// a message in *err. Call from a thread that is not an engine, with the runtime stopped.
+int start(const Params &p, std::string *err);
+
+// Wait for every spawned context, stop every engine, free everything. Called only from the
+// primordial context. Returns 0 or a negative MR_E* code.
+int stop();
+
+bool running();
+int num_engines();
+
+// The engine whose thread is running the caller, or nullptr. Never inlined, so that a context
+// that migrated between threads re-reads the thread-local (a compiler may keep a thread-local's
+// address across calls it can see into).
+Engine *current();
+int engine_id(const Engine *e);
+
+// Push a spark for `j` on the current engine's deque and wake an engine if the census says one
+// should be woken (P1). Called only from a context.
+void fork(Join *j, MR_TaskFn fn, void *env);
+
+// The parent's join (J1): run own sparks inline while they are local, else suspend until the
+// last child resumes this context. Called only from the context that initialised j.
+void join_wait(Join *j);
+
+// A new context running fn(arg), unbound (engine -1) or bound to `engine`. Any thread while
+// running. Returns 0, MR_ENOMEM or MR_ESHUTDOWN.
+int spawn(MR_TaskFn fn, void *arg, int engine);
+
+// Copy engine e's counters. Any thread while running.
+void stats_get(int e, MR_EngineStats *out);
+
+}  // namespace mr::engine
+
+#endif

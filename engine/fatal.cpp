@@ -1,0 +1,23 @@
+// fatal.cpp: the one place the runtime stops the process.
+#include "config.h"
+
+#include "fatal.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+namespace mr::engine {
+
+[[noreturn]] void fatal(const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "mrengine: %s\n", buf);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace mr::engine

@@ -1,0 +1,51 @@
+// runqueue.hpp: a FIFO of runnable contexts (the shared queue, and each engine's bound queue).
+#ifndef MR_ENGINE_RUNQUEUE_HPP
+#define MR_ENGINE_RUNQUEUE_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+#include "context.hpp"
+
+namespace mr::engine {
+
+class RunQueue {
+ public:
+  // Any thread. The caller then makes sure someone will look (doc/design.md, P1 and P3).
+  void push(Context *c) {
+    std::lock_guard<std::mutex> g(lock_);
+    c->next = nullptr;
+    if (tail_) tail_->next = c; else head_ = c;
+    tail_ = c;
+    // relaxed: the callers' seq_cst fence after push orders it (P1/P3); under the lock for pop.
+    size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+  // Any thread. nullptr if empty. The unlocked size test keeps the idle loop off the lock.
+  Context *pop() {
+    // relaxed: a stale zero is covered by the caller's fence-then-recheck (P1/P3).
+    if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard<std::mutex> g(lock_);
+    Context *c = head_;
+    if (!c) return nullptr;
+    head_ = c->next;
+    if (!head_) tail_ = nullptr;
+    size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return c;
+  }
+
+  // Any thread; relaxed: callers that need order put a seq_cst fence before the call.
+  bool maybe_nonempty() const { return size_.load(std::memory_order_relaxed) != 0; }
+
+ private:
+  std::mutex lock_;
+  Context *head_ = nullptr;  // protected by lock_
+  Context *tail_ = nullptr;  // protected by lock_
+  // Written under lock_; read without it as a hint.
+  std::atomic<std::size_t> size_{0};
+};
+
+}  // namespace mr::engine
+
+#endif

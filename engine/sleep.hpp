@@ -1,0 +1,151 @@
+// sleep.hpp: the engine sleep/notify state machine (doc/design.md, "Engine states").
+//
+// Each engine has one SleepSync record: a state word, the pending action and its data, a POSIX
+// semaphore and a wake lock. The table kTransitions below is the whole state machine; the
+// top-level par_engine_state.dot draws it and tests/check_table.cpp fails if the two differ.
+//
+// Who may change the state:
+//   - the engine itself, by plain release store: WORKING<->IDLE, STEALING->WORKING,
+//     NOTIFIED->WORKING/IDLE/STEALING;
+//   - the engine itself, by CAS (so that it cannot overwrite a NOTIFIED): IDLE->STEALING,
+//     STEALING->SLEEPING (after which it must wait on its semaphore);
+//   - the engine itself, holding its own wake lock: SLEEPING->WORKING (it found work after
+//     announcing sleep, or its polling wait timed out);
+//   - a notifier, holding the target's wake lock and then posting its semaphore:
+//     SLEEPING->NOTIFIED;
+//   - a notifier, by CAS through the transient BUSY: IDLE->BUSY, STEALING->BUSY, then a release
+//     store BUSY->NOTIFIED.
+#ifndef MR_ENGINE_SLEEP_HPP
+#define MR_ENGINE_SLEEP_HPP
+
+#include <pthread.h>
+#include <semaphore.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace mr::engine {
+
+enum class State : std::uint32_t { WORKING, IDLE, STEALING, SLEEPING, NOTIFIED, BUSY };
+inline constexpr int kNumStates = 6;
+
+// The order matches MR_NOTIFY_* in mrengine.h.
+enum class Action : std::uint32_t { CONTEXT, CONTEXT_ADVICE, WORKSTEAL_ADVICE, SHUTDOWN };
+inline constexpr int kNumActions = 4;
+
+enum class Who : std::uint8_t { ENGINE, NOTIFIER };
+enum class How : std::uint8_t { PLAIN, CAS, LOCKED };
+
+struct Transition {
+  State from, to;
+  Who who;
+  How how;
+};
+
+// The state machine, exactly. Any transition the code makes is one of these.
+inline constexpr Transition kTransitions[] = {
+    {State::WORKING, State::IDLE, Who::ENGINE, How::PLAIN},
+    {State::IDLE, State::WORKING, Who::ENGINE, How::PLAIN},
+    {State::IDLE, State::STEALING, Who::ENGINE, How::CAS},
+    {State::STEALING, State::WORKING, Who::ENGINE, How::PLAIN},
+    {State::STEALING, State::SLEEPING, Who::ENGINE, How::CAS},
+    {State::SLEEPING, State::WORKING, Who::ENGINE, How::LOCKED},
+    {State::NOTIFIED, State::WORKING, Who::ENGINE, How::PLAIN},
+    {State::NOTIFIED, State::IDLE, Who::ENGINE, How::PLAIN},
+    {State::NOTIFIED, State::STEALING, Who::ENGINE, How::PLAIN},
+    {State::SLEEPING, State::NOTIFIED, Who::NOTIFIER, How::LOCKED},
+    {State::IDLE, State::BUSY, Who::NOTIFIER, How::CAS},
+    {State::STEALING, State::BUSY, Who::NOTIFIER, How::CAS},
+    {State::BUSY, State::NOTIFIED, Who::NOTIFIER, How::PLAIN},
+};
+
+// What happens to each action sent to an engine in each state.
+enum class Delivery : std::uint8_t {
+  DELIVERED_CAS,     // IDLE/STEALING -> BUSY -> NOTIFIED
+  DELIVERED_LOCKED,  // SLEEPING -> NOTIFIED under the wake lock, then sem_post
+  DROPPED,           // advice only: the target will look for work by itself
+  REFUSED,           // CONTEXT to a target that is not sleeping: the caller must queue it
+  LATCHED,           // SHUTDOWN to WORKING/NOTIFIED/BUSY: seen through the shutdown flag
+};
+
+// kDelivery[action][state]. Also printed in doc/design.md; tests/check_sleep.cpp checks the code
+// against it for every pair.
+inline constexpr Delivery kDelivery[kNumActions][kNumStates] = {
+    // WORKING            IDLE                     STEALING                 SLEEPING                   NOTIFIED            BUSY
+    {Delivery::REFUSED, Delivery::REFUSED, Delivery::REFUSED, Delivery::DELIVERED_LOCKED, Delivery::REFUSED, Delivery::REFUSED},  // CONTEXT
+    {Delivery::DROPPED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED, Delivery::DROPPED, Delivery::DROPPED},  // CONTEXT_ADVICE
+    {Delivery::DROPPED, Delivery::DROPPED, Delivery::DROPPED, Delivery::DELIVERED_LOCKED, Delivery::DROPPED, Delivery::DROPPED},  // WORKSTEAL_ADVICE
+    {Delivery::LATCHED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED, Delivery::LATCHED, Delivery::LATCHED},  // SHUTDOWN
+};
+
+const char *state_name(State s);
+const char *action_name(Action a);
+
+// The engines' shared census: how many engines are searching for work (STEALING, or woken with
+// work-steal advice and about to steal) and how many are SLEEPING, packed in one word so that the
+// cheap post-work check is one load. Each unit has exactly one owner (doc/design.md, "One
+// counter, one owner"):
+//   - a searching unit is taken by the engine's CAS IDLE->STEALING, or claimed by a waker and
+//     handed to the sleeper it wakes with WORKSTEAL_ADVICE; its holder gives it back once;
+//   - a sleeping unit is added by the engine right after its CAS STEALING->SLEEPING and removed by
+//     whoever moves it out of SLEEPING, under its wake lock (a notifier, or the engine itself).
+class Census {
+ public:
+  static constexpr std::uint64_t kSearchOne = 1;
+  static constexpr std::uint64_t kSleepOne = std::uint64_t{1} << 32;
+
+  static std::uint32_t searching(std::uint64_t w) { return static_cast<std::uint32_t>(w); }
+  static std::uint32_t sleeping(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
+
+  // relaxed: callers order it with their own seq_cst fence (proofs P1, P2).
+  std::uint64_t load() const { return word_.load(std::memory_order_relaxed); }
+
+  // seq_cst RMWs: each is one side of a Dekker pair (proofs P1, P2); they also check underflow.
+  std::uint64_t add_searcher();
+  std::uint64_t release_searcher();     // returns the old word
+  std::uint64_t searcher_to_sleeper();  // returns the old word
+  void remove_sleeper();
+  // Claim a searching unit if nobody searches and somebody sleeps. seq_cst CAS.
+  bool try_claim_searcher();
+
+  void reset() { word_.store(0, std::memory_order_relaxed); }
+
+ private:
+  alignas(64) std::atomic<std::uint64_t> word_{0};
+};
+
+// The sleep-sync record of one engine.
+struct SleepSync {
+  // Written by the engine (plain stores, CAS) and by notifiers (CAS, or under wake_lock).
+  std::atomic<State> state{State::WORKING};
+  // action/data: written by the notifier that owns the record (state BUSY, or wake_lock held with
+  // state SLEEPING) before its release store of NOTIFIED; read by the engine after an acquire
+  // load that saw NOTIFIED.
+  Action action{Action::CONTEXT_ADVICE};
+  void *data{nullptr};
+  sem_t sem;
+  pthread_mutex_t wake_lock;
+
+  SleepSync();
+  ~SleepSync();
+  SleepSync(const SleepSync &) = delete;
+  SleepSync &operator=(const SleepSync &) = delete;
+};
+
+// Outcome of a notification attempt.
+enum class Sent { DELIVERED, DROPPED, REFUSED, LATCHED, RETRY };
+
+// Wake a SLEEPING engine: under its wake lock, if it is still SLEEPING, write the action, remove
+// its sleeping unit from `census`, store NOTIFIED (release), unlock and post its semaphore.
+// Returns DELIVERED, or RETRY if it was not sleeping (nothing changed). Any thread.
+Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data);
+
+// Send an action to an engine in whatever state it is in, following kDelivery: CAS through BUSY
+// for IDLE/STEALING, try_wake_engine for SLEEPING, and the table's DROPPED/REFUSED/LATCHED
+// otherwise. Retries while the state changes under it (the engine moved on), so the result is
+// the table's answer for a state the target was really in. Any thread.
+Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
+
+}  // namespace mr::engine
+
+#endif

@@ -1,0 +1,133 @@
+// wsdeque.hpp: the per-engine work-stealing deque of sparks (Chase–Lev).
+//
+// The orderings are those proved correct for C11 by Lê, Pop, Cohen and Zappa Nardelli,
+// "Correct and Efficient Work-Stealing for Weak Memory Models" (PPoPP 2013), figure 1. The owner
+// pushes and pops at the bottom; thieves steal at the top. The array grows by doubling; a retired
+// array is kept until the deque is destroyed, because a thief that read the old array pointer may
+// still read from it (the retired arrays together are smaller than the live one, so this costs at
+// most the live size again). Elements are stored word by word in relaxed atomics so that a thief
+// reading a slot the owner is overwriting is a benign, defined race whose value the thief's CAS
+// on `top` then discards.
+#ifndef MR_ENGINE_WSDEQUE_HPP
+#define MR_ENGINE_WSDEQUE_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "fatal.hpp"
+#include "task.hpp"
+
+namespace mr::engine {
+
+class WsDeque {
+ public:
+  enum class Steal { TAKEN, EMPTY, ABORT };
+
+  explicit WsDeque(std::size_t log_capacity = 8);
+  ~WsDeque();
+  WsDeque(const WsDeque &) = delete;
+  WsDeque &operator=(const WsDeque &) = delete;
+
+  // Called only by the owning engine.
+  void push(const Task &t) {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);  // owner's own field
+    std::int64_t t0 = top_.load(std::memory_order_acquire);    // pairs with a thief's CAS
+    Array *a = array_.load(std::memory_order_relaxed);         // only the owner stores it
+    if (__builtin_expect(b - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, b);
+    a->put(b, t);
+    // fence-release: the slot's words are visible to a thief that reads the new bottom with
+    // acquire (pairs with the acquire load of bottom_ in steal()).
+    std::atomic_thread_fence(std::memory_order_release);
+    bottom_.store(b + 1, std::memory_order_relaxed);
+  }
+
+  // Called only by the owning engine. Returns false if the deque was empty or the last spark
+  // was taken by a thief.
+  bool pop(Task &out) {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // owner's own field
+    Array *a = array_.load(std::memory_order_relaxed);             // only the owner stores it
+    bottom_.store(b, std::memory_order_relaxed);
+    // seq_cst fence: proof D1 in doc/design.md (the owner's bottom store and a thief's top load
+    // must not both miss each other for the last element).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_relaxed);
+    if (t > b) {  // empty
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      return false;
+    }
+    out = a->get(b);
+    if (t == b) {  // the last element: race the thieves for it
+      // CAS seq_cst on success (part of proof D1), relaxed on failure.
+      bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                              std::memory_order_relaxed);
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      return won;
+    }
+    return true;
+  }
+
+  // Any thread but the owner.
+  Steal steal(Task &out) {
+    std::int64_t t = top_.load(std::memory_order_acquire);  // pairs with other thieves' CAS
+    // seq_cst fence: proof D1 in doc/design.md.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t b = bottom_.load(std::memory_order_acquire);  // pairs with push's fence-release
+    if (t >= b) return Steal::EMPTY;
+    // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
+    Array *a = array_.load(std::memory_order_acquire);
+    Task x = a->get(t);
+    // CAS seq_cst on success (proof D1), relaxed on failure.
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed))
+      return Steal::ABORT;
+    out = x;
+    return Steal::TAKEN;
+  }
+
+  // An estimate of the number of sparks, for the idle loop's last look and for statistics.
+  // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
+  std::int64_t size_estimate() const {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    std::int64_t t = top_.load(std::memory_order_relaxed);
+    return b > t ? b - t : 0;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<MR_TaskFn> fn;
+    std::atomic<void *> env;
+    std::atomic<Join *> join;
+  };
+  struct Array {
+    std::size_t mask;  // capacity - 1; immutable
+    Array *retired;    // the array this one replaced; owner only
+    Slot *slots;
+
+    // Relaxed: the release fence in push() and the acquire loads in steal() order them.
+    void put(std::int64_t i, const Task &t) {
+      Slot &s = slots[static_cast<std::size_t>(i) & mask];
+      s.fn.store(t.fn, std::memory_order_relaxed);
+      s.env.store(t.env, std::memory_order_relaxed);
+      s.join.store(t.join, std::memory_order_relaxed);
+    }
+    Task get(std::int64_t i) const {
+      const Slot &s = slots[static_cast<std::size_t>(i) & mask];
+      return Task{s.fn.load(std::memory_order_relaxed), s.env.load(std::memory_order_relaxed),
+                  s.join.load(std::memory_order_relaxed)};
+    }
+  };
+
+  static Array *new_array(std::size_t capacity);
+  Array *grow(Array *a, std::int64_t t, std::int64_t b);
+
+  // top_: written by thieves and the owner's last-element pop, only by CAS.
+  alignas(64) std::atomic<std::int64_t> top_{0};
+  // bottom_ and array_: written only by the owner; read by thieves.
+  alignas(64) std::atomic<std::int64_t> bottom_{0};
+  std::atomic<Array *> array_;
+};
+
+}  // namespace mr::engine
+
+#endif

@@ -1,0 +1,152 @@
+// api.cpp: the C ABI entry points. Nothing crosses extern "C" as an exception.
+#include "config.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "engine/engine.hpp"
+#include "engine/fatal.hpp"
+#include "mrengine.h"
+#include "options.hpp"
+
+namespace {
+
+// The message of the last MR_init failure. Written only by MR_init (not reentrant by contract).
+char g_init_error[512] = "";
+
+void set_init_error(const std::string &msg, bool quiet) {
+  std::snprintf(g_init_error, sizeof g_init_error, "%s", msg.c_str());
+  if (!quiet && !msg.empty()) std::fprintf(stderr, "mrengine: %s\n", g_init_error);
+}
+
+mr::engine::Join *join_of(MR_SyncTerm *st) {
+  return reinterpret_cast<mr::engine::Join *>(st);
+}
+
+}  // namespace
+
+extern "C" {
+
+MR_EXTERN const char *MR_strerror(int err) {
+  switch (err) {
+#define MR_ERR_TEXT_(name, value, text) \
+  case MR_##name:                       \
+    return text;
+    MR_ERRNO_MAP(MR_ERR_TEXT_)
+#undef MR_ERR_TEXT_
+    case 0:
+      return "success";
+    default:
+      return "unknown error";
+  }
+}
+
+MR_EXTERN const char *MR_err_name(int err) {
+  switch (err) {
+#define MR_ERR_NAME_(name, value, text) \
+  case MR_##name:                       \
+    return "MR_" #name;
+    MR_ERRNO_MAP(MR_ERR_NAME_)
+#undef MR_ERR_NAME_
+    case 0:
+      return "0";
+    default:
+      return "MR_EUNKNOWN";
+  }
+}
+
+MR_EXTERN void MR_config_default(MR_Config *cfg) {
+  if (!cfg) return;
+  std::memset(cfg, 0, sizeof *cfg);
+  mr::engine::Params d;
+  cfg->size = sizeof *cfg;
+  cfg->engines = 0;
+  cfg->spin_rounds = d.spin_rounds;
+  cfg->stack_size = d.stack_size;
+  cfg->small_stack_size = d.small_stack_size;
+  cfg->poll_interval_us = d.poll_interval_us;
+  cfg->options = nullptr;
+}
+
+MR_EXTERN int MR_init(const MR_Config *cfg) {
+  bool quiet = cfg && cfg->size >= offsetof(MR_Config, engines) && (cfg->flags & MR_CONFIG_QUIET);
+  if (mr::engine::running()) {
+    set_init_error("MR_init called while the runtime is running", quiet);
+    return MR_EBUSY;
+  }
+  mr::engine::Params p;
+  std::string err;
+  int rc = mr::runtime::make_params(cfg, &p, &err);
+  if (rc == 0) {
+    try {
+      rc = mr::engine::start(p, &err);
+    } catch (...) {
+      rc = MR_ENOMEM;
+      err = "out of memory while starting the runtime";
+    }
+  }
+  set_init_error(rc ? err : std::string(), quiet);
+  return rc;
+}
+
+MR_EXTERN const char *MR_init_error_message(void) { return g_init_error; }
+
+MR_EXTERN int MR_shutdown(void) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  return mr::engine::stop();
+}
+
+MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::current()); }
+
+MR_EXTERN int MR_num_engines(void) { return mr::engine::num_engines(); }
+
+MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts) {
+  if (conjuncts == 0) mr::engine::fatal("MR_sync_term_init: a conjunction has at least 1 branch");
+  mr::engine::Join *j = join_of(st);
+  // relaxed: the sync term is published to other engines by the spark push (release).
+  new (&j->count) std::atomic<std::uint32_t>(conjuncts);
+  j->parent = nullptr;
+}
+
+MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
+  mr::engine::fork(join_of(st), fn, env);
+}
+
+MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(join_of(st)); }
+
+MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts) {
+  if (!opts) return;
+  std::memset(opts, 0, sizeof *opts);
+  opts->size = sizeof *opts;
+  opts->engine = -1;
+}
+
+MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!fn) return MR_EINVAL;
+  int engine = -1;
+  if (opts) {
+    if (opts->size < offsetof(MR_SpawnOptions, engine) + sizeof(int) || opts->size > 4096)
+      return MR_EINVAL;
+    engine = opts->engine;
+    if (engine < -1 || engine >= mr::engine::num_engines()) return MR_ERANGE;
+  }
+  try {
+    return mr::engine::spawn(fn, arg, engine);
+  } catch (...) {
+    return MR_ENOMEM;
+  }
+}
+
+MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!out || out->size < offsetof(MR_EngineStats, sparks_pushed) + sizeof(uint64_t))
+    return MR_EINVAL;
+  if (engine < 0 || engine >= mr::engine::num_engines()) return MR_ERANGE;
+  mr::engine::stats_get(engine, out);
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,189 @@
+/* mrengine.h: the C ABI of mrengine, a Mercury-style runtime scheduler.
+ *
+ * A program (or the C code a compiler generates) links libmrengine and gets:
+ *   engines     OS threads that run work; engine 0 is the thread that called MR_init;
+ *   contexts    user-level threads with their own stacks (MR_spawn, and the contexts that run
+ *               sparks and suspend at joins);
+ *   sparks      potential parallelism: MR_fork_new_child pushes one on the current engine's
+ *               work-stealing deque; an idle engine may steal it;
+ *   sync terms  the join of a parallel conjunction (MR_sync_term_init, MR_join_and_continue).
+ *
+ * Every function returns 0 or a negative MR_E* code unless it says otherwise. Misuse that cannot
+ * be reported as a code (an internal invariant broken, a join from a thread that is not an engine)
+ * stops the process with a message that starts with "mrengine: ".
+ *
+ * The protocol behind these calls is described in doc/design.md; options in doc/options.md.
+ */
+#ifndef MRENGINE_H
+#define MRENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mrengine_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MR_EXTERN __attribute__((visibility("default")))
+#else
+#define MR_EXTERN
+#endif
+
+/* ---- Errors ----------------------------------------------------------------------------- */
+
+/* One table: the enum, MR_strerror and MR_err_name are generated from it. */
+#define MR_ERRNO_MAP(XX)                                                                       \
+  XX(EINVAL, -1, "invalid argument")                                                           \
+  XX(EOPTION, -2, "unknown option or bad option value")                                        \
+  XX(ENOMEM, -3, "out of memory (context stack or runtime structure)")                         \
+  XX(EAGAIN, -4, "resource temporarily unavailable (an engine thread could not be created)")   \
+  XX(EBUSY, -5, "the runtime is already initialised")                                          \
+  XX(ENOTINIT, -6, "the runtime is not initialised")                                           \
+  XX(ENOTENGINE, -7, "the calling thread or context may not do this")                          \
+  XX(ERANGE, -8, "engine number out of range")                                               \
+  XX(ESHUTDOWN, -9, "the runtime is shutting down")
+
+typedef enum {
+#define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
+  MR_ERRNO_MAP(MR_ERR_ENUM_)
+#undef MR_ERR_ENUM_
+  MR_ERRNO_END_ = -10
+} MR_Errno;
+
+/* The text of an error code ("unknown error" for a code not in the table). Any thread. */
+MR_EXTERN const char *MR_strerror(int err);
+/* The name of an error code, e.g. "MR_EOPTION" ("MR_EUNKNOWN" if not in the table). Any thread. */
+MR_EXTERN const char *MR_err_name(int err);
+
+/* ---- Start-up and shut-down --------------------------------------------------------------- */
+
+/* Runtime configuration. Call MR_config_default first, then change fields: more fields may be
+ * added at the end at any time, and `size` tells the library which ones the caller knows.
+ * Options in the environment variable MRENGINE_OPTIONS are applied after these fields and
+ * override them (doc/options.md). */
+typedef struct MR_Config {
+  size_t size;               /* sizeof(MR_Config), set by MR_config_default */
+  unsigned flags;            /* MR_CONFIG_* bits */
+  int engines;               /* number of engines; 0 = the PUs this process may run on */
+  int spin_rounds;           /* steal rounds an idle engine makes before it sleeps (>= 0) */
+  size_t stack_size;         /* bytes of a regular context stack (MR_spawn, primordial excluded) */
+  size_t small_stack_size;   /* bytes of a spark context stack */
+  unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us) */
+  const char *options;       /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
+} MR_Config;
+
+/* Don't read MRENGINE_OPTIONS. */
+#define MR_CONFIG_IGNORE_ENV 0x1u
+/* Don't print option errors on stderr (MR_init_error_message still has them). */
+#define MR_CONFIG_QUIET 0x2u
+
+/* Fill *cfg with the defaults. Any thread. */
+MR_EXTERN void MR_config_default(MR_Config *cfg);
+
+/* Start the runtime: the calling thread becomes engine 0 and its current code the primordial
+ * context; engines 1..N-1 are created. cfg may be NULL (defaults).
+ * Returns 0; MR_EBUSY if the runtime is already running; MR_EOPTION for a bad option (the
+ * message, naming the option and the value, is printed on stderr and kept for
+ * MR_init_error_message); MR_EINVAL for a bad field in cfg; MR_EAGAIN or MR_ENOMEM if threads or
+ * stacks could not be made (nothing is left behind). Call from a thread that is not an engine. */
+MR_EXTERN int MR_init(const MR_Config *cfg);
+
+/* The message of the last MR_init failure in this process, or "" if none. Any thread. */
+MR_EXTERN const char *MR_init_error_message(void);
+
+/* Wait until every spawned context has finished, stop every engine whatever its state, join
+ * their threads and free every stack. Returns 0; MR_ENOTINIT if not running; MR_ENOTENGINE if not
+ * called from the primordial context (the code that called MR_init). MR_init may be called again
+ * afterwards. */
+MR_EXTERN int MR_shutdown(void);
+
+/* ---- Engines ---------------------------------------------------------------------------- */
+
+/* The id (0..N-1) of the engine running the caller, or -1 on a thread that is not an engine. */
+MR_EXTERN int MR_engine_id(void);
+/* The number of engines, or 0 when the runtime is not running. Any thread. */
+MR_EXTERN int MR_num_engines(void);
+
+/* ---- Parallel conjunctions: sparks and sync terms ------------------------------------------ */
+
+/* A task: a function and its environment. */
+typedef void (*MR_TaskFn)(void *env);
+
+/* The join of one parallel conjunction. Storage is the caller's (usually on its stack); the
+ * content is private to the runtime. */
+typedef struct MR_SyncTerm {
+  uintptr_t mr_private[2];
+} MR_SyncTerm;
+
+/* Prepare st for a conjunction of `conjuncts` branches (>= 1): the caller runs one of them itself
+ * and forks conjuncts-1 with MR_fork_new_child. Context code only. */
+MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts);
+
+/* Push a spark {fn, env, st} on the current engine's deque: fn(env) will run, here or on another
+ * engine, before MR_join_and_continue(st) returns. Called only from code running on an engine
+ * (a context); stops the process with a message otherwise. */
+MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env);
+
+/* Called by the context that initialised st, after its own branch: returns once every forked
+ * branch has finished. Meanwhile it runs its own sparks inline while they are still on its
+ * engine's deque; if one was stolen it suspends the context and the engine does other work. */
+MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st);
+
+/* ---- Contexts ------------------------------------------------------------------------------ */
+
+typedef struct MR_SpawnOptions {
+  size_t size;   /* sizeof(MR_SpawnOptions); more fields may be added at the end */
+  unsigned flags;
+  int engine;    /* -1: any engine; otherwise the context is bound and runs only on this engine */
+} MR_SpawnOptions;
+
+/* Fill *opts with the defaults (unbound). Any thread. */
+MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
+
+/* Run fn(arg) in a new context with a regular-size stack, on the run queue (the shared one, or
+ * opts->engine's own). opts may be NULL. Any thread while the runtime runs. Returns 0;
+ * MR_ENOTINIT; MR_EINVAL (fn NULL, bad opts->size); MR_ERANGE (no such engine); MR_ENOMEM
+ * (no stack could be mapped). MR_shutdown waits for every spawned context. */
+MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
+
+/* ---- Statistics ---------------------------------------------------------------------------- */
+
+/* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
+ * exact figures. More fields may be added at the end. */
+typedef struct MR_EngineStats {
+  size_t size;                 /* set by the caller to sizeof(MR_EngineStats) */
+  uint64_t sparks_pushed;      /* sparks this engine pushed on its deque */
+  uint64_t sparks_run_local;   /* sparks this engine popped from its own deque and ran */
+  uint64_t sparks_stolen;      /* sparks this engine stole from another engine and ran */
+  uint64_t steal_attempts;     /* steal calls on another engine's deque */
+  uint64_t steal_failures;     /* ... that took nothing */
+  uint64_t sleeps;             /* times the engine waited on its semaphore */
+  uint64_t wakeups[4];         /* notifications received, by MR_NOTIFY_* kind */
+  uint64_t spurious_wakeups;   /* woken (work-steal advice or poll) and found no work */
+  uint64_t notifications_sent; /* notifications this engine delivered to others */
+  uint64_t notifications_dropped; /* notifications it tried to send that the table drops */
+  uint64_t contexts_created;   /* contexts (stacks) this engine had to create */
+  uint64_t contexts_reused;    /* contexts it took from a free cache */
+  uint64_t contexts_suspended; /* contexts that suspended on this engine */
+  uint64_t contexts_resumed;   /* suspended contexts resumed on this engine */
+} MR_EngineStats;
+
+/* Notification kinds (the index into MR_EngineStats.wakeups). */
+#define MR_NOTIFY_CONTEXT 0
+#define MR_NOTIFY_CONTEXT_ADVICE 1
+#define MR_NOTIFY_WORKSTEAL_ADVICE 2
+#define MR_NOTIFY_SHUTDOWN 3
+
+/* Copy engine `engine`'s counters into *out (out->size bytes at most). Any thread while the
+ * runtime runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (out NULL or out->size too
+ * small to hold the first counter). */
+MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MRENGINE_H */

@@ -1,0 +1,188 @@
+// options.cpp: parsing MRENGINE_OPTIONS, the runtime's only text input.
+//
+// Syntax: whitespace-separated words. A flag with a value takes it as the next word, or after
+// '=' for long flags ("--spin-rounds=8"), or glued for the short one ("-P4"). Every value is a
+// decimal integer in the flag's range; anything else is an error that names the flag and the
+// value. There are no silent defaults for bad input.
+#include "config.h"
+
+#include "options.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace mr::runtime {
+
+namespace {
+
+constexpr unsigned long long kMaxEngines = 1024;
+constexpr unsigned long long kMaxStackKiB = 1024ull * 1024;  // 1 GiB
+constexpr unsigned long long kMinStackKiB = 16;
+
+struct Flag {
+  const char *long_name;   // "--spin-rounds"
+  const char *short_name;  // "-P" or nullptr
+  unsigned long long min, max;
+  const char *unit;        // for messages
+  void (*set)(engine::Params *, unsigned long long);
+};
+
+const Flag kFlags[] = {
+    {"--engines", "-P", 1, kMaxEngines, "engines",
+     [](engine::Params *p, unsigned long long v) { p->engines = static_cast<int>(v); }},
+    {"--spin-rounds", nullptr, 0, 1000000, "rounds",
+     [](engine::Params *p, unsigned long long v) { p->spin_rounds = static_cast<int>(v); }},
+    {"--stack-size", nullptr, kMinStackKiB, kMaxStackKiB, "KiB",
+     [](engine::Params *p, unsigned long long v) { p->stack_size = v * 1024; }},
+    {"--small-stack-size", nullptr, kMinStackKiB, kMaxStackKiB, "KiB",
+     [](engine::Params *p, unsigned long long v) { p->small_stack_size = v * 1024; }},
+    {"--poll-interval-us", nullptr, 1, 10000000, "microseconds",
+     [](engine::Params *p, unsigned long long v) { p->poll_interval_us = static_cast<unsigned>(v); }},
+};
+
+bool parse_number(const std::string &s, unsigned long long *out) {
+  if (s.empty() || s.size() > 20) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+std::vector<std::string> split_words(const char *text) {
+  std::vector<std::string> words;
+  std::string cur;
+  for (const char *c = text; *c; c++) {
+    if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') {
+      if (!cur.empty()) words.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(*c);
+    }
+  }
+  if (!cur.empty()) words.push_back(cur);
+  return words;
+}
+
+// Printable form of a word taken from input, bounded and with control bytes escaped.
+std::string quote(const std::string &w) {
+  std::string q = "'";
+  for (std::size_t i = 0; i < w.size() && i < 64; i++) {
+    unsigned char c = static_cast<unsigned char>(w[i]);
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      q += buf;
+    } else {
+      q.push_back(static_cast<char>(c));
+    }
+  }
+  if (w.size() > 64) q += "...";
+  return q + "'";
+}
+
+}  // namespace
+
+int parse_options(const char *text, const char *source, engine::Params *p, std::string *err) {
+  std::vector<std::string> words = split_words(text);
+  for (std::size_t i = 0; i < words.size(); i++) {
+    const std::string &w = words[i];
+    const Flag *flag = nullptr;
+    std::string value;
+    bool have_value = false;
+    for (const Flag &f : kFlags) {
+      std::size_t ln = std::strlen(f.long_name);
+      if (w == f.long_name) {
+        flag = &f;
+      } else if (w.compare(0, ln, f.long_name) == 0 && w.size() > ln && w[ln] == '=') {
+        flag = &f;
+        value = w.substr(ln + 1);
+        have_value = true;
+      } else if (f.short_name && w == f.short_name) {
+        flag = &f;
+      } else if (f.short_name && w.size() > 2 && w.compare(0, 2, f.short_name) == 0) {
+        flag = &f;
+        value = w.substr(2);
+        have_value = true;
+      }
+      if (flag) break;
+    }
+    if (!flag) {
+      *err = std::string(source) + ": unknown option " + quote(w);
+      return MR_EOPTION;
+    }
+    if (!have_value) {
+      if (i + 1 >= words.size()) {
+        *err = std::string(source) + ": option " + quote(w) + " needs a value (" + flag->unit + ")";
+        return MR_EOPTION;
+      }
+      value = words[++i];
+    }
+    unsigned long long v = 0;
+    if (!parse_number(value, &v) || v < flag->min || v > flag->max) {
+      *err = std::string(source) + ": bad value " + quote(value) + " for option " +
+             flag->long_name + " (expected " + flag->unit + " from " + std::to_string(flag->min) +
+             " to " + std::to_string(flag->max) + ")";
+      return MR_EOPTION;
+    }
+    flag->set(p, v);
+  }
+  return 0;
+}
+
+int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
+  MR_Config c;
+  MR_config_default(&c);
+  if (cfg) {
+    if (cfg->size < offsetof(MR_Config, options) + sizeof(cfg->options) || cfg->size > 4096) {
+      *err = "MR_Config.size is " + std::to_string(cfg->size) +
+             ": call MR_config_default before setting fields";
+      return MR_EINVAL;
+    }
+    std::memcpy(&c, cfg, sizeof c < cfg->size ? sizeof c : cfg->size);
+  }
+  *p = engine::Params{};
+  if (c.engines < 0 || static_cast<unsigned long long>(c.engines) > kMaxEngines) {
+    *err = "MR_Config.engines is " + std::to_string(c.engines) + " (expected 0 to " +
+           std::to_string(kMaxEngines) + ")";
+    return MR_EINVAL;
+  }
+  p->engines = c.engines == 0 ? engine::allowed_pus() : c.engines;
+  if (c.spin_rounds < 0) {
+    *err = "MR_Config.spin_rounds is " + std::to_string(c.spin_rounds) + " (expected >= 0)";
+    return MR_EINVAL;
+  }
+  p->spin_rounds = c.spin_rounds;
+  if (c.stack_size < kMinStackKiB * 1024 || c.small_stack_size < kMinStackKiB * 1024 ||
+      c.stack_size > kMaxStackKiB * 1024 || c.small_stack_size > kMaxStackKiB * 1024) {
+    *err = "MR_Config stack sizes must be from " + std::to_string(kMinStackKiB) + " KiB to " +
+           std::to_string(kMaxStackKiB) + " KiB";
+    return MR_EINVAL;
+  }
+  p->stack_size = c.stack_size;
+  p->small_stack_size = c.small_stack_size;
+  if (c.poll_interval_us == 0) {
+    *err = "MR_Config.poll_interval_us is 0 (expected >= 1)";
+    return MR_EINVAL;
+  }
+  p->poll_interval_us = c.poll_interval_us;
+  if (c.options) {
+    int rc = parse_options(c.options, "MR_Config.options", p, err);
+    if (rc) return rc;
+  }
+  if (!(c.flags & MR_CONFIG_IGNORE_ENV)) {
+    if (const char *env = std::getenv("MRENGINE_OPTIONS")) {
+      int rc = parse_options(env, "MRENGINE_OPTIONS", p, err);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+}  // namespace mr::runtime
