@@ -277,10 +277,44 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 
 // ---- the idle loop ------------------------------------------------------------------------
 
-// Called only by engine e: the state was IDLE/STEALING/NOTIFIED and the engine now runs work.
-void become_working(Engine *e, const Engine *victim) {
-  // store-release (plain transition): nothing is published by it, but notifiers read it acquire.
-  e->sleep.state.store(State::WORKING, std::memory_order_release);
+// Called only by engine e: a notifier holds BUSY with e's wake lock; wait for it to finish by
+// taking the lock (a blocking wait, not a spin on BUSY).
+void wait_out_busy(Engine *e) {
+  pthread_mutex_lock(&e->sleep.wake_lock);
+  pthread_mutex_unlock(&e->sleep.wake_lock);
+}
+
+// Called only by engine e, in IDLE or STEALING, with work in hand: move to WORKING by CAS.
+// A notification that arrived meanwhile can only be advice or SHUTDOWN (CONTEXT and work-steal
+// advice go to sleepers only): it is absorbed, since a WORKING engine re-checks its queues and
+// the shutdown flag at its next working->idle.
+void leave_idle(Engine *e) {
+  SleepSync &s = e->sleep;
+  // acquire: pairs with a notifier's release store of NOTIFIED.
+  State cur = s.state.load(std::memory_order_acquire);
+  for (;;) {
+    if (cur == State::IDLE || cur == State::STEALING) {
+      // CAS acq_rel (idle/stealing->working); failure acquire: decide again on what we read.
+      if (s.state.compare_exchange_strong(cur, State::WORKING, std::memory_order_acq_rel,
+                                          std::memory_order_acquire))
+        return;
+    } else if (cur == State::BUSY) {
+      wait_out_busy(e);
+      cur = s.state.load(std::memory_order_acquire);
+    } else {
+      MR_CHECK(cur == State::NOTIFIED, "engine left idle from an impossible state");
+      MR_CHECK(s.action == Action::CONTEXT_ADVICE || s.action == Action::SHUTDOWN,
+               "a sleeper's notification reached an engine that was not asleep");
+      bump(e->stats.wakeups[static_cast<int>(s.action)]);
+      // store-release (notified->working).
+      s.state.store(State::WORKING, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+// Called only by engine e, now WORKING: it found work, so it stops counting as a searcher.
+void after_found_work(Engine *e, const Engine *victim) {
   e->woken_for_work = false;
   if (!e->holds_search_unit) return;
   e->holds_search_unit = false;
@@ -291,6 +325,12 @@ void become_working(Engine *e, const Engine *victim) {
     return;
   }
   release_search_unit(e->id);
+}
+
+// Called only by engine e, in IDLE or STEALING, with work in hand.
+void become_working(Engine *e, const Engine *victim) {
+  leave_idle(e);
+  after_found_work(e, victim);
 }
 
 // Called only by engine e: a context from the queues, or a spark from its own deque.
@@ -357,7 +397,9 @@ Next handle_notification(Engine *e, Context **run) {
   switch (a) {
     case Action::CONTEXT:
       *run = static_cast<Context *>(d);
-      become_working(e, nullptr);
+      // store-release (notified->working): no notifier writes a NOTIFIED engine's state.
+      s.state.store(State::WORKING, std::memory_order_release);
+      after_found_work(e, nullptr);
       return Next::RUN;
     case Action::CONTEXT_ADVICE:
       // store-release; then the loop top re-checks the queues after its fence (P3).
@@ -419,17 +461,23 @@ Next wait_for_wake(Engine *e) {
 Next fall_asleep(Engine *e) {
   SleepSync &s = e->sleep;
   State expected = State::STEALING;
-  // CAS acq_rel (stealing->sleeping): fails only on NOTIFIED, which must not be overwritten;
-  // acquire on failure pairs with the notifier's release store.
+  // Under our own wake lock, so that no waker sees SLEEPING before the census counts us as a
+  // sleeper (a waker removes that unit under the same lock).
+  pthread_mutex_lock(&s.wake_lock);
+  // CAS acq_rel (stealing->sleeping): fails only on NOTIFIED (a CAS notifier, which does not
+  // take the lock), which must not be overwritten; acquire on failure pairs with its store.
   if (!s.state.compare_exchange_strong(expected, State::SLEEPING, std::memory_order_acq_rel,
-                                       std::memory_order_acquire))
+                                       std::memory_order_acquire)) {
+    pthread_mutex_unlock(&s.wake_lock);
     return Next::LOOK;
+  }
+  g->census.searcher_to_sleeper();
+  pthread_mutex_unlock(&s.wake_lock);
+  e->holds_search_unit = false;
   if (e->woken_for_work) {
     bump(e->stats.spurious_wakeups);
     e->woken_for_work = false;
   }
-  g->census.searcher_to_sleeper();
-  e->holds_search_unit = false;
   // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (g->shutdown.load(std::memory_order_relaxed) || work_visible(e)) {
@@ -456,7 +504,12 @@ Context *find_work(Engine *e) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     for (;;) {
       // acquire: pairs with a notifier's release store of NOTIFIED.
-      if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) {
+      State now = s.state.load(std::memory_order_acquire);
+      if (now == State::BUSY) {
+        wait_out_busy(e);
+        continue;
+      }
+      if (now == State::NOTIFIED) {
         Context *c = nullptr;
         Next n = handle_notification(e, &c);
         if (n == Next::RUN) return c;
@@ -473,10 +526,11 @@ Context *find_work(Engine *e) {
         if (!s.state.compare_exchange_strong(expected, State::STEALING,
                                              std::memory_order_acq_rel,
                                              std::memory_order_acquire))
-          continue;
+          continue;  // BUSY or NOTIFIED: the loop top waits it out or handles it
         g->census.add_searcher();
         e->holds_search_unit = true;
       }
+      MR_CHECK(e->holds_search_unit, "an engine is stealing without a searching unit");
       if (g->n > 1) {
         if (Context *c = steal_rounds(e)) return c;
       } else if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {

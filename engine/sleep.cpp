@@ -110,15 +110,21 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
         if (try_wake_engine(s, census, a, data) == Sent::DELIVERED) return Sent::DELIVERED;
         continue;  // it left SLEEPING under us: decide again on its new state
       case Delivery::DELIVERED_CAS: {
+        // BUSY is only ever held with the wake lock: an engine that finds BUSY in its way waits
+        // on the lock (blocking, not spinning), and action/data have one writer at a time.
+        pthread_mutex_lock(&s.wake_lock);
         // CAS acq_rel: acquire pairs with the engine's last store, release orders nothing yet;
         // failure acquire because we decide again on the value read.
         if (!s.state.compare_exchange_strong(st, State::BUSY, std::memory_order_acq_rel,
-                                             std::memory_order_acquire))
+                                             std::memory_order_acquire)) {
+          pthread_mutex_unlock(&s.wake_lock);
           continue;
+        }
         s.action = a;
         s.data = data;
         // store-release: publishes action/data to the engine's acquire load of NOTIFIED.
         s.state.store(State::NOTIFIED, std::memory_order_release);
+        pthread_mutex_unlock(&s.wake_lock);
         return Sent::DELIVERED;
       }
     }

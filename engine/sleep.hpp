@@ -5,16 +5,22 @@
 // top-level par_engine_state.dot draws it and tests/check_table.cpp fails if the two differ.
 //
 // Who may change the state:
-//   - the engine itself, by plain release store: WORKING<->IDLE, STEALING->WORKING,
-//     NOTIFIED->WORKING/IDLE/STEALING;
-//   - the engine itself, by CAS (so that it cannot overwrite a NOTIFIED): IDLE->STEALING,
-//     STEALING->SLEEPING (after which it must wait on its semaphore);
+//   - the engine itself, by plain release store: WORKING->IDLE, NOTIFIED->WORKING/IDLE/STEALING
+//     (no notifier ever writes a WORKING or NOTIFIED engine's state);
+//   - the engine itself, by CAS (so that it cannot overwrite a BUSY or NOTIFIED): IDLE->WORKING,
+//     STEALING->WORKING, IDLE->STEALING,
+//     STEALING->SLEEPING (after which it must wait on its semaphore); the latter under its own
+//     wake lock, together with its census update, so no waker sees an uncounted sleeper;
 //   - the engine itself, holding its own wake lock: SLEEPING->WORKING (it found work after
 //     announcing sleep, or its polling wait timed out);
 //   - a notifier, holding the target's wake lock and then posting its semaphore:
 //     SLEEPING->NOTIFIED;
-//   - a notifier, by CAS through the transient BUSY: IDLE->BUSY, STEALING->BUSY, then a release
-//     store BUSY->NOTIFIED.
+//   - a notifier, holding the target's wake lock, by CAS through the transient BUSY: IDLE->BUSY,
+//     STEALING->BUSY, then a release store BUSY->NOTIFIED. BUSY is never seen without the lock
+//     held, so an engine whose CAS meets BUSY waits on the lock instead of spinning.
+// (A plain engine store out of IDLE/STEALING, as in the original design, could overwrite BUSY;
+// the notifier's NOTIFIED store would then land on a later state, even SLEEPING, and the engine
+// would sleep through a wake-up: doc/design.md, "Defects avoided".)
 #ifndef MR_ENGINE_SLEEP_HPP
 #define MR_ENGINE_SLEEP_HPP
 
@@ -45,9 +51,9 @@ struct Transition {
 // The state machine, exactly. Any transition the code makes is one of these.
 inline constexpr Transition kTransitions[] = {
     {State::WORKING, State::IDLE, Who::ENGINE, How::PLAIN},
-    {State::IDLE, State::WORKING, Who::ENGINE, How::PLAIN},
+    {State::IDLE, State::WORKING, Who::ENGINE, How::CAS},
     {State::IDLE, State::STEALING, Who::ENGINE, How::CAS},
-    {State::STEALING, State::WORKING, Who::ENGINE, How::PLAIN},
+    {State::STEALING, State::WORKING, Who::ENGINE, How::CAS},
     {State::STEALING, State::SLEEPING, Who::ENGINE, How::CAS},
     {State::SLEEPING, State::WORKING, Who::ENGINE, How::LOCKED},
     {State::NOTIFIED, State::WORKING, Who::ENGINE, How::PLAIN},
@@ -61,7 +67,7 @@ inline constexpr Transition kTransitions[] = {
 
 // What happens to each action sent to an engine in each state.
 enum class Delivery : std::uint8_t {
-  DELIVERED_CAS,     // IDLE/STEALING -> BUSY -> NOTIFIED
+  DELIVERED_CAS,     // IDLE/STEALING -> BUSY -> NOTIFIED (CAS, with the wake lock held)
   DELIVERED_LOCKED,  // SLEEPING -> NOTIFIED under the wake lock, then sem_post
   DROPPED,           // advice only: the target will look for work by itself
   REFUSED,           // CONTEXT to a target that is not sleeping: the caller must queue it
