@@ -126,8 +126,12 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
     }
     unsigned long long v = 0;
     if (!parse_number(value, &v) || v < flag->min || v > flag->max) {
-      *err = std::string(source) + ": bad value " + quote(value) + " for option " +
-             flag->long_name + " (expected " + flag->unit + " from " + std::to_string(flag->min) +
+      // Name the flag as the user spelled it (-P or --engines).
+      std::string spelled = w.compare(0, 2, "--") == 0 ? flag->long_name
+                            : flag->short_name           ? flag->short_name
+                                                         : flag->long_name;
+      *err = std::string(source) + ": bad value " + quote(value) + " for option " + spelled +
+             " (expected " + flag->unit + " from " + std::to_string(flag->min) +
              " to " + std::to_string(flag->max) + ")";
       return MR_EOPTION;
     }

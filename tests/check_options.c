@@ -1,1 +1,138 @@
-int main(void){return 0;}
+/* check_options.c: options from MR_Config and MRENGINE_OPTIONS; errors name the flag and value. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+static int init_with_env(const char *env) {
+  setenv("MRENGINE_OPTIONS", env, 1);
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  return MR_init(&c);
+}
+
+START_TEST(test_good_options_apply) {
+  ck_assert_int_eq(init_with_env("-P 3 --spin-rounds 4 --stack-size=128 --small-stack-size 32 "
+                                 "--poll-interval-us 500"), 0);
+  ck_assert_int_eq(MR_num_engines(), 3);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P2"), 0);
+  ck_assert_int_eq(MR_num_engines(), 2);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("  --engines=1\t"), 0);
+  ck_assert_int_eq(MR_num_engines(), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+static const struct {
+  const char *env;
+  const char *must_mention[2];
+} kBad[] = {
+    {"-P 0", {"-P", "'0'"}},
+    {"-P -1", {"-P", "'-1'"}},
+    {"--engines 5000", {"--engines", "'5000'"}},
+    {"-P two", {"-P", "'two'"}},
+    {"-P", {"'-P'", "needs a value"}},
+    {"--spin-rounds 1e3", {"spin-rounds", "'1e3'"}},
+    {"--stack-size 4", {"stack-size", "'4'"}},
+    {"--stack-size 99999999999999999999999", {"stack-size", "9999"}},
+    {"--poll-interval-us 0", {"poll-interval-us", "'0'"}},
+    {"--frobnicate 3", {"unknown option", "'--frobnicate'"}},
+    {"-X", {"unknown option", "'-X'"}},
+    {"-P 2 --small-stack-size=", {"small-stack-size", "''"}},
+};
+
+START_TEST(test_bad_option_fails_with_message) {
+  int i = _i;
+  int rc = init_with_env(kBad[i].env);
+  ck_assert_msg(rc == MR_EOPTION, "'%s' gave %d", kBad[i].env, rc);
+  const char *msg = MR_init_error_message();
+  ck_assert_ptr_nonnull(strstr(msg, "MRENGINE_OPTIONS"));
+  for (int k = 0; k < 2; k++)
+    ck_assert_msg(strstr(msg, kBad[i].must_mention[k]) != NULL, "'%s': message '%s' lacks '%s'",
+                  kBad[i].env, msg, kBad[i].must_mention[k]);
+  ck_assert_int_eq(MR_num_engines(), 0); /* nothing started */
+}
+END_TEST
+
+START_TEST(test_bad_config_fields) {
+  unsetenv("MRENGINE_OPTIONS");
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.engines = -2;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "engines"));
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.stack_size = 100;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.size = 3;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.options = "--spin-rounds x";
+  ck_assert_int_eq(MR_init(&c), MR_EOPTION);
+  ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "MR_Config.options"));
+}
+END_TEST
+
+START_TEST(test_env_overrides_config_and_can_be_ignored) {
+  setenv("MRENGINE_OPTIONS", "-P 2", 1);
+  MR_Config c;
+  MR_config_default(&c);
+  c.engines = 3;
+  ck_assert_int_eq(MR_init(&c), 0);
+  ck_assert_int_eq(MR_num_engines(), 2);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  c.flags |= MR_CONFIG_IGNORE_ENV;
+  ck_assert_int_eq(MR_init(&c), 0);
+  ck_assert_int_eq(MR_num_engines(), 3);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+START_TEST(test_lifecycle_errors) {
+  unsetenv("MRENGINE_OPTIONS");
+  ck_assert_int_eq(MR_shutdown(), MR_ENOTINIT);
+  ck_assert_int_eq(MR_spawn(NULL, NULL, NULL), MR_ENOTINIT);
+  ck_assert_int_eq(MR_init(NULL), 0);
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  ck_assert_int_eq(MR_init(&c), MR_EBUSY);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(MR_num_engines(), 0);
+}
+END_TEST
+
+START_TEST(test_error_table) {
+  ck_assert_str_eq(MR_err_name(MR_EOPTION), "MR_EOPTION");
+  ck_assert_str_eq(MR_err_name(-1000), "MR_EUNKNOWN");
+  ck_assert_str_eq(MR_strerror(MR_ENOTINIT), "the runtime is not initialised");
+  ck_assert_str_eq(MR_strerror(12345), "unknown error");
+  for (int e = -1; e > MR_ERRNO_END_; e--) {
+    ck_assert_str_ne(MR_strerror(e), "unknown error");
+    ck_assert_str_ne(MR_err_name(e), "MR_EUNKNOWN");
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("options");
+  TCase *tc = mr_tcase("options", 30);
+  tcase_add_test(tc, test_good_options_apply);
+  tcase_add_loop_test(tc, test_bad_option_fails_with_message, 0, (int)(sizeof kBad / sizeof kBad[0]));
+  tcase_add_test(tc, test_bad_config_fields);
+  tcase_add_test(tc, test_env_overrides_config_and_can_be_ignored);
+  tcase_add_test(tc, test_lifecycle_errors);
+  tcase_add_test(tc, test_error_table);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}

@@ -1,1 +1,301 @@
-int main(void){return 0;}
+/* check_runtime.c: the runtime through its C ABI: parallel conjunctions, spawned and bound
+ * contexts, statistics, shutdown from every engine state with nothing left behind. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+static void start(int engines, const char *extra) {
+  char opts[128];
+  snprintf(opts, sizeof opts, "-P %d %s", engines, extra ? extra : "");
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV;
+  c.options = opts;
+  ck_assert_int_eq(MR_init(&c), 0);
+  ck_assert_int_eq(MR_num_engines(), engines);
+}
+
+static void sleep_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* ---- fib through nested parallel conjunctions ---- */
+struct fib_arg {
+  int n;
+  long r;
+};
+static long pfib(int n);
+static void fib_branch(void *env) {
+  struct fib_arg *a = env;
+  a->r = pfib(a->n);
+}
+static long pfib(int n) {
+  if (n < 2) return n;
+  MR_SyncTerm st;
+  struct fib_arg a = {n - 1, 0};
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, fib_branch, &a);
+  long b = pfib(n - 2);
+  MR_join_and_continue(&st);
+  return a.r + b;
+}
+static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
+
+static const int kEngines[] = {1, 2, 4};
+
+START_TEST(test_fib_on_1_2_4_engines) {
+  start(kEngines[_i], NULL);
+  for (int n = 0; n <= 24; n += 3) ck_assert_int_eq(pfib(n), sfib(n));
+  for (int rep = 0; rep < 5; rep++) ck_assert_int_eq(pfib(25), 75025);
+  /* At a quiescent point every pushed spark was run once, here or by a thief. */
+  unsigned long long pushed = 0, ran = 0;
+  for (int e = 0; e < MR_num_engines(); e++) {
+    MR_EngineStats s;
+    s.size = sizeof s;
+    ck_assert_int_eq(MR_stats_get(e, &s), 0);
+    pushed += s.sparks_pushed;
+    ran += s.sparks_run_local + s.sparks_stolen;
+  }
+  ck_assert_uint_eq(pushed, ran);
+  ck_assert_uint_gt(pushed, 75025);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- a conjunction of many branches ---- */
+static atomic_int branch_hits[64];
+static void mark_branch(void *env) { atomic_fetch_add(&branch_hits[(intptr_t)env], 1); }
+
+START_TEST(test_wide_conjunction_runs_each_branch_once) {
+  start(2, NULL);
+  for (int rep = 0; rep < 2000; rep++) {
+    int width = 1 + rep % 64;
+    for (int i = 0; i < 64; i++) atomic_store(&branch_hits[i], 0);
+    MR_SyncTerm st;
+    MR_sync_term_init(&st, (unsigned)width);
+    for (int i = 1; i < width; i++) MR_fork_new_child(&st, mark_branch, (void *)(intptr_t)i);
+    mark_branch((void *)(intptr_t)0);
+    MR_join_and_continue(&st);
+    for (int i = 0; i < 64; i++) ck_assert_int_eq(atomic_load(&branch_hits[i]), i < width);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- spawned contexts ---- */
+static atomic_int spawned_runs;
+static void count_run(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&spawned_runs, 1);
+}
+static void spawn_fib(void *arg) {
+  ck_assert_int_eq(pfib(15), 610);
+  count_run(arg);
+}
+
+START_TEST(test_shutdown_waits_for_spawned_contexts) {
+  start(2, NULL);
+  atomic_store(&spawned_runs, 0);
+  for (int i = 0; i < 2000; i++) ck_assert_int_eq(MR_spawn(i % 2 ? count_run : spawn_fib, NULL, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&spawned_runs), 2000);
+}
+END_TEST
+
+/* A context bound to engine k runs only there, also after it suspended in a join whose branch
+ * ran elsewhere. */
+static atomic_int wrong_engine, bound_done;
+static void bound_body(void *arg) {
+  int k = (int)(intptr_t)arg;
+  if (MR_engine_id() != k) atomic_fetch_add(&wrong_engine, 1);
+  ck_assert_int_eq(pfib(12), 144);
+  if (MR_engine_id() != k) atomic_fetch_add(&wrong_engine, 1);
+  atomic_fetch_add(&bound_done, 1);
+}
+
+START_TEST(test_bound_contexts_stay_on_their_engine) {
+  start(3, NULL);
+  atomic_store(&wrong_engine, 0);
+  atomic_store(&bound_done, 0);
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  for (int i = 0; i < 600; i++) {
+    o.engine = i % 3;
+    ck_assert_int_eq(MR_spawn(bound_body, (void *)(intptr_t)o.engine, &o), 0);
+    if (i % 50 == 0) sleep_ms(2); /* let engines fall asleep between bursts */
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&bound_done), 600);
+  ck_assert_int_eq(atomic_load(&wrong_engine), 0);
+}
+END_TEST
+
+START_TEST(test_spawn_argument_errors) {
+  start(2, NULL);
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  ck_assert_int_eq(MR_spawn(NULL, NULL, NULL), MR_EINVAL);
+  o.engine = 2;
+  ck_assert_int_eq(MR_spawn(count_run, NULL, &o), MR_ERANGE);
+  o.engine = -2;
+  ck_assert_int_eq(MR_spawn(count_run, NULL, &o), MR_ERANGE);
+  o.engine = -1;
+  o.size = 1;
+  ck_assert_int_eq(MR_spawn(count_run, NULL, &o), MR_EINVAL);
+  MR_EngineStats s;
+  s.size = sizeof s;
+  ck_assert_int_eq(MR_stats_get(5, &s), MR_ERANGE);
+  ck_assert_int_eq(MR_stats_get(0, NULL), MR_EINVAL);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+static void *foreign_id(void *out) {
+  *(int *)out = MR_engine_id();
+  return NULL;
+}
+
+START_TEST(test_engine_ids) {
+  ck_assert_int_eq(MR_engine_id(), -1);
+  start(2, NULL);
+  ck_assert_int_eq(MR_engine_id(), 0);
+  int id = 7;
+  pthread_t t;
+  pthread_create(&t, NULL, foreign_id, &id);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(id, -1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(MR_engine_id(), -1);
+}
+END_TEST
+
+/* ---- shutdown from every engine state, nothing left behind ---- */
+static int count_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n;
+}
+static int count_mappings(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  int n = 0, c;
+  while ((c = fgetc(f)) != EOF)
+    if (c == '\n') n++;
+  fclose(f);
+  return n;
+}
+
+static atomic_int stop_busy;
+static void busy_until_flag(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop_busy)) {
+  }
+}
+static void *release_busy_later(void *arg) {
+  (void)arg;
+  sleep_ms(30);
+  atomic_store(&stop_busy, 1);
+  return NULL;
+}
+
+/* _i: 0 sleeping engines, 1 stealing engines (long spin), 2 a working engine, 3 engines just
+ * notified (shutdown right after work was posted), 4 polling interval tiny. */
+START_TEST(test_shutdown_from_every_state_leaves_nothing) {
+  /* Round 0 warms up: glibc keeps per-thread malloc arenas and cached thread stacks after the
+   * threads end, and hwloc its one-time mappings; the rounds after it must leave nothing. */
+  int threads0 = count_threads(), maps0 = 0;
+  for (int round = 0; round < 20; round++) {
+    struct timespec t0, t1;
+    switch (_i) {
+      case 0:
+        start(3, "--spin-rounds 0");
+        sleep_ms(20);
+        break;
+      case 1:
+        start(3, "--spin-rounds 1000000");
+        sleep_ms(5);
+        break;
+      case 2: {
+        start(3, NULL);
+        atomic_store(&stop_busy, 0);
+        ck_assert_int_eq(MR_spawn(busy_until_flag, NULL, NULL), 0);
+        pthread_t t;
+        pthread_create(&t, NULL, release_busy_later, NULL);
+        pthread_detach(t);
+        break;
+      }
+      case 3:
+        start(3, NULL);
+        sleep_ms(5);
+        ck_assert_int_eq(pfib(10), 55);
+        break;
+      default:
+        start(3, "--poll-interval-us 50 --spin-rounds 1");
+        sleep_ms(3);
+        break;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    ck_assert_msg(ms < (_i == 2 ? 500.0 : 200.0), "shutdown took %.1f ms (case %d)", ms, _i);
+    sleep_ms(_i == 2 ? 40 : 0); /* the detached releaser thread ends */
+    /* pthread_join returns when the kernel clears the thread id, a moment before the task
+     * leaves /proc/self/task: allow it up to 200 ms to go. */
+    for (int w = 0; w < 200 && count_threads() != threads0; w++) sleep_ms(1);
+    ck_assert_int_eq(count_threads(), threads0);
+    if (round == 0) maps0 = count_mappings();
+    else ck_assert_int_eq(count_mappings(), maps0);
+  }
+}
+END_TEST
+
+static void *fork_from_foreign(void *arg) {
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, count_run, arg); /* not an engine: must stop the process */
+  return NULL;
+}
+
+START_TEST(test_fork_from_foreign_thread_stops) {
+  start(2, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, fork_from_foreign, NULL);
+  pthread_join(t, NULL);
+}
+END_TEST
+
+int main(void) {
+  /* One malloc arena: the mapping count then only moves with what the runtime maps itself. */
+  mallopt(M_ARENA_MAX, 1);
+  Suite *s = suite_create("runtime");
+  TCase *tc = mr_tcase("conjunctions", 120);
+  tcase_add_loop_test(tc, test_fib_on_1_2_4_engines, 0, 3);
+  tcase_add_test(tc, test_wide_conjunction_runs_each_branch_once);
+  suite_add_tcase(s, tc);
+  tc = mr_tcase("contexts", 120);
+  tcase_add_test(tc, test_shutdown_waits_for_spawned_contexts);
+  tcase_add_test(tc, test_bound_contexts_stay_on_their_engine);
+  tcase_add_test(tc, test_spawn_argument_errors);
+  tcase_add_test(tc, test_engine_ids);
+  suite_add_tcase(s, tc);
+  tc = mr_tcase("shutdown", 120);
+  tcase_add_loop_test(tc, test_shutdown_from_every_state_leaves_nothing, 0, 5);
+  tcase_add_test_raise_signal(tc, test_fork_from_foreign_thread_stops, SIGABRT);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
