@@ -520,7 +520,9 @@ Context *find_work(Engine *e) {
         become_working(e, nullptr);
         return c;
       }
-      if (s.state.load(std::memory_order_relaxed) == State::IDLE) {
+      State cur = s.state.load(std::memory_order_acquire);
+      if (cur != State::IDLE && !e->holds_search_unit) continue;  // notified meanwhile
+      if (cur == State::IDLE) {
         State expected = State::IDLE;
         // CAS acq_rel (idle->stealing): fails only on NOTIFIED; acquire pairs with its store.
         if (!s.state.compare_exchange_strong(expected, State::STEALING,
