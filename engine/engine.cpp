@@ -277,6 +277,13 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 
 // ---- the idle loop ------------------------------------------------------------------------
 
+// Called only by engine e: give back its searching unit if it holds one.
+void drop_search_unit(Engine *e) {
+  if (!e->holds_search_unit) return;
+  e->holds_search_unit = false;
+  release_search_unit(e->id);
+}
+
 // Called only by engine e: a notifier holds BUSY with e's wake lock; wait for it to finish by
 // taking the lock (a blocking wait, not a spin on BUSY).
 void wait_out_busy(Engine *e) {
@@ -404,10 +411,7 @@ Next handle_notification(Engine *e, Context **run) {
     case Action::CONTEXT_ADVICE:
       // store-release; then the loop top re-checks the queues after its fence (P3).
       s.state.store(State::IDLE, std::memory_order_release);
-      if (e->holds_search_unit) {
-        e->holds_search_unit = false;
-        release_search_unit(e->id);
-      }
+      drop_search_unit(e);
       return Next::LOOK;
     case Action::WORKSTEAL_ADVICE:
       // Only ever delivered to a sleeper, together with a searching unit (Census).
@@ -502,6 +506,7 @@ Context *find_work(Engine *e) {
     s.state.store(State::IDLE, std::memory_order_release);
     // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool leaving = false;  // SHUTDOWN received or the shutdown flag seen
     for (;;) {
       // acquire: pairs with a notifier's release store of NOTIFIED.
       State now = s.state.load(std::memory_order_acquire);
@@ -513,9 +518,15 @@ Context *find_work(Engine *e) {
         Context *c = nullptr;
         Next n = handle_notification(e, &c);
         if (n == Next::RUN) return c;
-        if (n == Next::EXIT) break;
+        if (n == Next::EXIT) {
+          leaving = true;
+          break;
+        }
       }
-      if (g->shutdown.load(std::memory_order_acquire)) break;
+      if (g->shutdown.load(std::memory_order_acquire)) {
+        leaving = true;
+        break;
+      }
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);
         return c;
@@ -542,15 +553,11 @@ Context *find_work(Engine *e) {
       Next n = fall_asleep(e);
       if (n == Next::LOOK_FROM_WORKING) break;  // back to the outer loop: idle again
     }
-    if (g->shutdown.load(std::memory_order_acquire) &&
-        s.state.load(std::memory_order_acquire) != State::NOTIFIED &&
-        s.state.load(std::memory_order_relaxed) != State::WORKING) {
-      if (e->holds_search_unit) {
-        e->holds_search_unit = false;
-        release_search_unit(e->id);
-      }
+    if (leaving) {
+      drop_search_unit(e);
       return nullptr;
     }
+    // else LOOK_FROM_WORKING: start again from working->idle
   }
 }
 
