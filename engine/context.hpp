@@ -28,6 +28,9 @@ struct Context {
   Task task{};               // the task to run next; set before the context is resumed
   int bound = -1;            // -1, or the engine this context may only run on
   StackKind kind = StackKind::SMALL;
+  // Set when the context suspends (at a join), cleared by whoever resumes it: the statistics
+  // count each suspension and each resumption once. Ordered like `fiber`.
+  bool suspended = false;
   Context *next = nullptr;   // intrusive link: run queues and free caches
 };
 

@@ -28,14 +28,17 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <vector>
 #include <new>
 
 #include "context.hpp"
 #include "fatal.hpp"
 #include "runqueue.hpp"
 #include "sleep.hpp"
+#include "topology.hpp"
 #include "wsdeque.hpp"
 
 namespace mr::engine {
@@ -47,8 +50,9 @@ namespace {
 constexpr int kCacheMax = 16;  // free contexts an engine keeps for itself, per stack kind
 
 // Per-engine counters: written only by the owning engine (relaxed load + store, no RMW), read by
-// anyone (relaxed). The figures are exact at a quiescent point.
-struct Counters {
+// anyone (relaxed). The figures are exact at a quiescent point. Each engine's counters are on
+// their own cache lines, so counting costs no sharing.
+struct alignas(64) Counters {
   std::atomic<std::uint64_t> sparks_pushed{0}, sparks_run_local{0}, sparks_stolen{0},
       steal_attempts{0}, steal_failures{0}, sleeps{0}, wakeups[kNumActions]{},
       spurious_wakeups{0}, notifications_sent{0}, notifications_dropped{0},
@@ -76,16 +80,24 @@ struct Engine {
   bool holds_search_unit = false;  // this engine owns one searching unit of the census
   bool woken_for_work = false;   // woken by advice or poll and has not found work yet
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
-  unsigned steal_offset = 0;     // rotating start of the victim scan
+  unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
+  topo::Order order;             // victims (and engines to wake for work here), tier by tier
   Context *free_small[kCacheMax];
   Context *free_regular[kCacheMax];
   int n_free_small = 0, n_free_regular = 0;
   pthread_t thread{};
   bool thread_started = false;
+  // The PU this engine is bound to, or -1. Written by the engine's thread before it posts
+  // Runtime::started; read by others after start() has waited for that post.
+  int pu = -1;
+  int planned_pu = -1;           // from the pinning plan; -1 for none
   Counters stats;
   // ---- shared ----
   WsDeque deque;                 // owner pushes/pops; thieves steal
   alignas(64) SleepSync sleep;   // the sleep-sync record
+  // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
+  // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
+  std::atomic<std::uint64_t> sleep_stamp{0};
   alignas(64) RunQueue bound;    // contexts bound to this engine
 };
 
@@ -103,6 +115,14 @@ struct Runtime {
   std::mutex free_lock;          // protects the global free caches
   Context *free_small = nullptr, *free_regular = nullptr;
   Context primordial;
+  // Topology: loaded only when engines are pinned; nullptr otherwise.
+  hwloc_topology_t topo = nullptr;
+  hwloc_bitmap_t saved_binding = nullptr;  // engine 0's thread binding before MR_init
+  topo::Order any_order;         // the wake order for threads that are not engines
+  // relaxed fetch_add: only the order of stamps matters (sleep_stamp).
+  std::atomic<std::uint64_t> sleep_clock{0};
+  sem_t started;                 // posted by each engine thread once it is bound and running
+  bool started_init = false;
 };
 
 Runtime *g = nullptr;
@@ -178,20 +198,30 @@ bool work_visible(const Engine *self) {
 }
 
 // Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
-// `origin` (the engine where work is). Returns false if no engine was asleep. Any thread.
+// `origin` (the engine where work is). The sleeper chosen is the closest to origin (its tier
+// order) and, within a tier, the one that fell asleep last (doc/design.md, "Which engine is
+// woken"). Returns false if no engine was asleep. Any thread.
 bool wake_one_with_unit(int origin) {
   Engine *self = t_engine;
-  int start = origin < 0 ? 0 : origin;
-  for (int k = 1; k <= g->n; k++) {
-    Engine *v = g->engines[(start + k) % g->n];
-    if (v == self) continue;
+  const topo::Order &o = origin >= 0 ? g->engines[origin]->order : g->any_order;
+  auto sleeping = [self](int v) {
+    const Engine *x = g->engines[v];
     // relaxed: only a hint to skip the lock; try_wake_engine decides under it.
-    if (v->sleep.state.load(std::memory_order_relaxed) != State::SLEEPING) continue;
-    if (try_wake_engine(v->sleep, g->census, Action::WORKSTEAL_ADVICE,
-                        reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
-        Sent::DELIVERED) {
-      if (self) bump(self->stats.notifications_sent);
-      return true;
+    return x != self && x->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING;
+  };
+  auto stamp = [](int v) { return g->engines[v]->sleep_stamp.load(std::memory_order_relaxed); };
+  for (int k = 0; k < topo::kTiers; k++) {
+    std::uint64_t below = UINT64_MAX;
+    for (;;) {
+      int v = topo::latest_sleeper(o, o.tier_begin(k), o.tier_end[k], below, sleeping, stamp);
+      if (v < 0) break;
+      below = stamp(v);
+      if (try_wake_engine(g->engines[v]->sleep, g->census, Action::WORKSTEAL_ADVICE,
+                          reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
+          Sent::DELIVERED) {
+        if (self) bump(self->stats.notifications_sent);
+        return true;
+      }
     }
   }
   return false;
@@ -254,6 +284,10 @@ void schedule(Context *c) {
 // Called only by engine e's scheduler: run c until something switches back to the scheduler.
 void run_context(Engine *e, Context *c) {
   e->current = c;
+  if (c->suspended) {
+    c->suspended = false;
+    bump(e->stats.contexts_resumed);
+  }
   bctx::fiber f = std::move(c->fiber);
   // The ontop function runs on c's stack: it saves the scheduler's continuation.
   (void)std::move(f).resume_with([e](bctx::fiber &&from) {
@@ -327,10 +361,8 @@ void after_found_work(Engine *e, const Engine *victim) {
   e->holds_search_unit = false;
   // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
   if (victim && victim->deque.size_estimate() > 0 &&
-      Census::sleeping(g->census.load()) != 0 && wake_one_with_unit(victim->id)) {
-    bump(e->stats.notifications_sent);
+      Census::sleeping(g->census.load()) != 0 && wake_one_with_unit(victim->id))
     return;
-  }
   release_search_unit(e->id);
 }
 
@@ -364,21 +396,29 @@ void cpu_relax() {
 // WORKING) or nullptr when the rounds are spent or a notification arrived.
 Context *steal_rounds(Engine *e) {
   int rounds = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
+  const topo::Order &o = e->order;
   for (int r = 0; r < rounds; r++) {
     int first = e->advised_victim;
     e->advised_victim = -1;
-    for (int k = (first >= 0 ? -1 : 0); k < g->n - 1; k++) {
-      Engine *v = k < 0 ? g->engines[first]
-                        : g->engines[(e->id + 1 + (e->steal_offset + k) % (g->n - 1)) % g->n];
-      if (v == e) continue;
-      Task t;
-      bump(e->stats.steal_attempts);
-      if (v->deque.steal(t) == WsDeque::Steal::TAKEN) {
-        bump(e->stats.sparks_stolen);
-        become_working(e, v);
-        return context_for_spark(e, t);
+    // The advised victim first, then tier by tier, each tier from a rotating offset.
+    for (int k = -1; k < topo::kTiers; k++) {
+      int b = k < 0 ? 0 : o.tier_begin(k);
+      int size = k < 0 ? (first >= 0 ? 1 : 0) : o.tier_end[k] - b;
+      for (int j = 0; j < size; j++) {
+        Engine *v = k < 0 ? g->engines[first]
+                          : g->engines[o.victims[static_cast<std::size_t>(
+                                b + static_cast<int>((e->steal_offset + static_cast<unsigned>(j)) %
+                                                     static_cast<unsigned>(size)))]];
+        if (v == e) continue;
+        Task t;
+        bump(e->stats.steal_attempts);
+        if (v->deque.steal(t) == WsDeque::Steal::TAKEN) {
+          bump(e->stats.sparks_stolen);
+          become_working(e, v);
+          return context_for_spark(e, t);
+        }
+        bump(e->stats.steal_failures);
       }
-      bump(e->stats.steal_failures);
     }
     e->steal_offset++;
     if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {
@@ -476,6 +516,8 @@ Next fall_asleep(Engine *e) {
     return Next::LOOK;
   }
   g->census.searcher_to_sleeper();
+  e->sleep_stamp.store(g->sleep_clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
   pthread_mutex_unlock(&s.wake_lock);
   e->holds_search_unit = false;
   if (e->woken_for_work) {
@@ -575,9 +617,22 @@ void scheduler(Engine *e) {
   }
 }
 
+// Called only by engine e's own thread: bind it to its planned PU, or warn and stay unpinned.
+void pin_self(Engine *e) {
+  if (e->planned_pu < 0 || !g->topo) return;
+  std::string why;
+  if (topo::bind_thread(g->topo, e->planned_pu, &why))
+    e->pu = e->planned_pu;
+  else
+    warning(g->p.quiet, "cannot bind engine %d to processing unit %d: %s; it runs unpinned",
+            e->id, e->planned_pu, why.c_str());
+}
+
 void *engine_main(void *arg) {
   auto *e = static_cast<Engine *>(arg);
   t_engine = e;
+  pin_self(e);
+  sem_post(&g->started);
   scheduler(e);
   t_engine = nullptr;
   return nullptr;
@@ -605,6 +660,9 @@ void destroy_runtime() {
     }
   }
   delete[] g->engines;
+  if (g->saved_binding) hwloc_bitmap_free(g->saved_binding);
+  if (g->topo) hwloc_topology_destroy(g->topo);
+  if (g->started_init) sem_destroy(&g->started);
   delete g;
   g = nullptr;
 }
@@ -625,6 +683,7 @@ static void finish_task(Context *self, Join *j) {
     Context *p = j->parent;
     if (p->bound < 0 || p->bound == e->id) {
       // The parent may run here: switch straight to it; self goes to the free cache.
+      p->suspended = false;
       bump(e->stats.contexts_resumed);
       e->current = p;
       bctx::fiber f = std::move(p->fiber);
@@ -686,14 +745,13 @@ static void suspend_on_join(Engine *e, Join *j) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, "join outside a context");
   j->parent = self;
+  self->suspended = true;
   bump(e->stats.contexts_suspended);
   switch_to_scheduler(e, self, [e, self, j] {
     // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
     // with the children that arrived meanwhile (J1).
-    if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      bump(e->stats.contexts_resumed);
-      e->next_ctx = self;  // every child had arrived: resume at once
-    }
+    if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      e->next_ctx = self;  // every child had arrived: resume at once (run_context counts it)
   });
 }
 
@@ -766,21 +824,115 @@ void stats_get(int i, MR_EngineStats *out) {
   std::memcpy(out, &s, n);
 }
 
+namespace {
+
+// The PUs the process may run on: its binding within the topology's allowed set (the whole
+// allowed set if the binding cannot be read). Returns a new bitmap or nullptr.
+hwloc_bitmap_t process_cpuset(hwloc_topology_t topo) {
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (!set) return nullptr;
+  if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+    hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+  if (hwloc_bitmap_iszero(set)) hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+  return set;
+}
+
+// Load the topology, plan where engines run and compute every engine's victim order.
+// Called only by start(), before any engine thread exists.
+void place_engines() {
+  std::vector<int> plan(static_cast<std::size_t>(g->n), -1);
+  if (g->p.pinning != Pinning::NONE) {
+    if (hwloc_topology_init(&g->topo) != 0) {
+      g->topo = nullptr;
+    } else if (hwloc_topology_load(g->topo) != 0) {
+      hwloc_topology_destroy(g->topo);
+      g->topo = nullptr;
+    }
+    if (!g->topo) {
+      warning(g->p.quiet, "cannot read the machine's topology (hwloc); engines run unpinned");
+    } else {
+      hwloc_bitmap_t allowed = process_cpuset(g->topo);
+      std::string why;
+      plan = topo::plan_pinning(g->topo, allowed, g->n, g->p.pinning, &why);
+      if (allowed) hwloc_bitmap_free(allowed);
+      if (!why.empty()) warning(g->p.quiet, "%s", why.c_str());
+      g->saved_binding = hwloc_bitmap_alloc();
+      if (g->saved_binding &&
+          hwloc_get_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD) != 0) {
+        hwloc_bitmap_free(g->saved_binding);
+        g->saved_binding = nullptr;
+      }
+    }
+  }
+  std::vector<topo::Order> orders = topo::steal_orders(g->topo, plan);
+  for (int i = 0; i < g->n; i++) {
+    g->engines[i]->planned_pu = plan[static_cast<std::size_t>(i)];
+    g->engines[i]->order = std::move(orders[static_cast<std::size_t>(i)]);
+  }
+  g->any_order = topo::any_order(g->n);
+}
+
+}  // namespace
+
+int engine_cpu(int i) { return g->engines[i]->pu; }
+
+void print_stats(FILE *out) {
+  // Rows: each engine, then the totals. Columns: the counters, each as wide as its widest figure.
+  constexpr int kCols = 13 + kNumActions;
+  static const char *const names[kCols] = {
+      "pushed", "local", "stolen", "steals", "failed", "sleeps", "spurious", "sent", "dropped",
+      "created", "reused", "suspend", "resume", "w:ctx", "w:adv", "w:steal", "w:shut"};
+  std::vector<std::uint64_t> v(static_cast<std::size_t>((g->n + 1) * kCols), 0);
+  for (int i = 0; i < g->n; i++) {
+    MR_EngineStats st{};
+    st.size = sizeof st;
+    stats_get(i, &st);
+    const std::uint64_t row[kCols] = {
+        st.sparks_pushed,      st.sparks_run_local,      st.sparks_stolen,
+        st.steal_attempts,     st.steal_failures,        st.sleeps,
+        st.spurious_wakeups,   st.notifications_sent,    st.notifications_dropped,
+        st.contexts_created,   st.contexts_reused,       st.contexts_suspended,
+        st.contexts_resumed,   st.wakeups[0],            st.wakeups[1],
+        st.wakeups[2],         st.wakeups[3]};
+    for (int c = 0; c < kCols; c++) {
+      v[static_cast<std::size_t>(i * kCols + c)] = row[c];
+      v[static_cast<std::size_t>(g->n * kCols + c)] += row[c];
+    }
+  }
+  int width[kCols];
+  for (int c = 0; c < kCols; c++) {
+    width[c] = static_cast<int>(std::strlen(names[c]));
+    int digits = std::snprintf(nullptr, 0, "%llu",
+                               static_cast<unsigned long long>(v[static_cast<std::size_t>(
+                                   g->n * kCols + c)]));
+    if (digits > width[c]) width[c] = digits;
+  }
+  std::fprintf(out, "mrengine statistics, %d engine(s)\n%-6s %4s", g->n, "engine", "cpu");
+  for (int c = 0; c < kCols; c++) std::fprintf(out, " %*s", width[c], names[c]);
+  std::fprintf(out, "\n");
+  for (int i = 0; i <= g->n; i++) {
+    if (i < g->n)
+      std::fprintf(out, "%-6d %4d", i, g->engines[i]->pu);
+    else
+      std::fprintf(out, "%-6s %4s", "total", "");
+    for (int c = 0; c < kCols; c++)
+      std::fprintf(out, " %*llu", width[c],
+                   static_cast<unsigned long long>(v[static_cast<std::size_t>(i * kCols + c)]));
+    std::fprintf(out, "\n");
+  }
+  std::fflush(out);
+}
+
 int allowed_pus() {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return 1;
   int n = 1;
   if (hwloc_topology_load(topo) == 0) {
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
-      hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+    if (hwloc_bitmap_t set = process_cpuset(topo)) {
       int w = hwloc_bitmap_weight(set);
       if (w > 0) n = w;
-    } else {
-      int w = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-      if (w > 0) n = w;
+      hwloc_bitmap_free(set);
     }
-    if (set) hwloc_bitmap_free(set);
   }
   hwloc_topology_destroy(topo);
   return n;
@@ -792,6 +944,11 @@ int start(const Params &p, std::string *err) {
   g->p = p;
   g->n = p.engines;
   g->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
+  if (sem_init(&g->started, 0, 0) != 0) {
+    destroy_runtime();
+    return MR_ENOMEM;
+  }
+  g->started_init = true;
   g->engines = new (std::nothrow) Engine *[static_cast<std::size_t>(g->n)]();
   if (!g->engines) {
     destroy_runtime();
@@ -809,6 +966,7 @@ int start(const Params &p, std::string *err) {
   g->primordial.bound = 0;
   e0->current = &g->primordial;
   try {
+    place_engines();
     e0->sched = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(256 * 1024),
                             [e0](bctx::fiber &&from) {
                               (void)from;
@@ -818,12 +976,14 @@ int start(const Params &p, std::string *err) {
                             });
   } catch (const std::bad_alloc &) {
     destroy_runtime();
-    if (err) *err = "cannot map engine 0's scheduler stack";
+    if (err) *err = "out of memory while starting the runtime";
     return MR_ENOMEM;
   }
   t_engine = e0;
+  pin_self(e0);
   // store-release: publishes g to threads that test running().
   g_running.store(true, std::memory_order_release);
+  int created = 1;
   for (int i = 1; i < g->n; i++) {
     Engine *e = g->engines[i];
     int rc = pthread_create(&e->thread, nullptr, engine_main, e);
@@ -834,13 +994,18 @@ int start(const Params &p, std::string *err) {
       notify_shutdown();
       for (int k = 1; k < i; k++) pthread_join(g->engines[k]->thread, nullptr);
       g_running.store(false, std::memory_order_release);
+      if (g->saved_binding) hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
       t_engine = nullptr;
       e0->sched = bctx::fiber{};
       destroy_runtime();
       return MR_EAGAIN;
     }
     e->thread_started = true;
+    created++;
   }
+  // MR_init returns once every engine is bound and running (so MR_engine_cpu is exact).
+  for (int i = 1; i < created; i++)
+    while (sem_wait(&g->started) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
   return 0;
 }
 
@@ -861,6 +1026,8 @@ int stop() {
   }
   // Engine 0's scheduler fiber is suspended in run_context (or never started): unwind it.
   e->sched = bctx::fiber{};
+  if (g->p.print_stats) print_stats(stderr);
+  if (g->saved_binding) (void)hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
   std::uint64_t w = g->census.load();
   MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
            "census not zero after shutdown (a searching or sleeping unit was lost)");

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "mrengine.h"
@@ -18,6 +19,9 @@ namespace mr::engine {
 struct Context;
 struct Engine;
 
+// --thread-pinning (doc/options.md): the order is the order of the option's choices.
+enum class Pinning { NONE, CORES, PUS };
+
 // What the scheduler needs from the options (runtime/options.cpp validates them).
 struct Params {
   int engines = 1;
@@ -25,6 +29,9 @@ struct Params {
   std::size_t stack_size = 1024 * 1024;
   std::size_t small_stack_size = 256 * 1024;
   unsigned poll_interval_us = 1000;
+  Pinning pinning = Pinning::NONE;
+  bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
+  bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
 };
 
 // The inside of an MR_SyncTerm: the number of arrivals still expected (every forked branch plus
@@ -74,6 +81,13 @@ int spawn(MR_TaskFn fn, void *arg, int engine);
 
 // Copy engine e's counters. Any thread while running.
 void stats_get(int e, MR_EngineStats *out);
+
+// The OS index of the PU engine e is bound to, or -1. Any thread while running.
+int engine_cpu(int e);
+
+// Print every engine's counters and their totals as a table (the --stats table). Any thread
+// while running; exact at a quiescent point.
+void print_stats(FILE *out);
 
 }  // namespace mr::engine
 

@@ -7,6 +7,9 @@ namespace mr::engine {
 // Print "mrengine: <printf-formatted message>" on stderr and abort. Any thread.
 [[noreturn]] void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// Print "mrengine: warning: <message>" on stderr unless `quiet`, and go on. Any thread.
+void warning(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 }  // namespace mr::engine
 
 // A cheap self-check that stays on in release builds: the message is constant, the test is

@@ -1,7 +1,7 @@
 /* pfib.c: fib(n) with one spark per call, through the C ABI of mrengine.
  *
  * usage: pfib [n]     (engines: MRENGINE_OPTIONS="-P 2", default all PUs)
- * Prints the result, the time, the engines and each engine's counters, then measures the CPU
+ * Prints the result, the time, the engines and each engine's counters (MR_stats_print), then measures the CPU
  * time the idle runtime uses over one second. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -62,19 +62,7 @@ int main(int argc, char **argv) {
   long r = pfib(n);
   double t1 = now();
   printf("fib(%d) = %ld in %.3f s on %d engine(s)\n", n, r, t1 - t0, MR_num_engines());
-  printf("%-6s %12s %12s %12s %8s %10s %10s\n", "engine", "sparks", "run-local", "stolen",
-         "sleeps", "woken", "spurious");
-  for (int e = 0; e < MR_num_engines(); e++) {
-    MR_EngineStats s;
-    s.size = sizeof s;
-    if (MR_stats_get(e, &s) != 0) continue;
-    unsigned long long woken = 0;
-    for (int k = 0; k < 4; k++) woken += s.wakeups[k];
-    printf("%-6d %12llu %12llu %12llu %8llu %10llu %10llu\n", e,
-           (unsigned long long)s.sparks_pushed, (unsigned long long)s.sparks_run_local,
-           (unsigned long long)s.sparks_stolen, (unsigned long long)s.sleeps, woken,
-           (unsigned long long)s.spurious_wakeups);
-  }
+  MR_stats_print(stdout); /* the same table as MRENGINE_OPTIONS=--stats at shutdown */
   /* The idle runtime: let the engines fall asleep, then measure one second of process CPU. */
   struct timespec settle = {0, 100 * 1000 * 1000}, second = {1, 0};
   nanosleep(&settle, NULL);

@@ -102,6 +102,14 @@ MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::curr
 
 MR_EXTERN int MR_num_engines(void) { return mr::engine::num_engines(); }
 
+MR_EXTERN int MR_engine_cpu(int engine, int *cpu) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!cpu) return MR_EINVAL;
+  if (engine < 0 || engine >= mr::engine::num_engines()) return MR_ERANGE;
+  *cpu = mr::engine::engine_cpu(engine);
+  return 0;
+}
+
 MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts) {
   if (conjuncts == 0) mr::engine::fatal("MR_sync_term_init: a conjunction has at least 1 branch");
   mr::engine::Join *j = join_of(st);
@@ -146,6 +154,13 @@ MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out) {
     return MR_EINVAL;
   if (engine < 0 || engine >= mr::engine::num_engines()) return MR_ERANGE;
   mr::engine::stats_get(engine, out);
+  return 0;
+}
+
+MR_EXTERN int MR_stats_print(FILE *out) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!out) return MR_EINVAL;
+  mr::engine::print_stats(out);
   return 0;
 }
 

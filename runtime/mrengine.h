@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mrengine_config.h"
 
@@ -107,6 +108,12 @@ MR_EXTERN int MR_engine_id(void);
 /* The number of engines, or 0 when the runtime is not running. Any thread. */
 MR_EXTERN int MR_num_engines(void);
 
+/* Where engine `engine` runs: *cpu is the OS index of the processing unit it is bound to (as
+ * sched_getcpu() and /proc/cpuinfo number them), or -1 if it is not pinned (--thread-pinning=none,
+ * or pinning was not possible: MR_init then printed a warning). Any thread while the runtime
+ * runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (cpu NULL). */
+MR_EXTERN int MR_engine_cpu(int engine, int *cpu);
+
 /* ---- Parallel conjunctions: sparks and sync terms ------------------------------------------ */
 
 /* A task: a function and its environment. */
@@ -181,6 +188,11 @@ typedef struct MR_EngineStats {
  * runtime runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (out NULL or out->size too
  * small to hold the first counter). */
 MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out);
+
+/* Print the counters of every engine, one row each and a row of totals, as the --stats option
+ * does at MR_shutdown (doc/api.md shows the columns). Any thread while the runtime runs.
+ * Returns 0, MR_ENOTINIT, or MR_EINVAL (out NULL). */
+MR_EXTERN int MR_stats_print(FILE *out);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "mrengine.h"
 
@@ -52,6 +53,30 @@ class runtime {
 // The id of the engine running the caller, or -1.
 inline int engine_id() noexcept { return MR_engine_id(); }
 inline int num_engines() noexcept { return MR_num_engines(); }
+
+// The OS index of the PU engine e is bound to, or -1 if it is not pinned. Throws mr::error
+// (MR_ENOTINIT, MR_ERANGE).
+inline int engine_cpu(int e) {
+  int cpu = -1;
+  int rc = MR_engine_cpu(e, &cpu);
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+  return cpu;
+}
+
+// Every engine's counters, indexed by engine id (empty when the runtime is not running).
+// Exact at a quiescent point.
+inline std::vector<MR_EngineStats> stats() {
+  std::vector<MR_EngineStats> out;
+  int n = MR_num_engines();
+  out.reserve(static_cast<std::size_t>(n));
+  for (int e = 0; e < n; e++) {
+    MR_EngineStats s{};
+    s.size = sizeof s;
+    if (MR_stats_get(e, &s) != 0) break;
+    out.push_back(s);
+  }
+  return out;
+}
 
 namespace detail {
 

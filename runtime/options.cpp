@@ -22,26 +22,50 @@ constexpr unsigned long long kMaxEngines = 1024;
 constexpr unsigned long long kMaxStackKiB = 1024ull * 1024;  // 1 GiB
 constexpr unsigned long long kMinStackKiB = 16;
 
+// A flag takes a decimal number in [min, max] (NUMBER), one word of `choices` (CHOICE), or no
+// value at all (SWITCH).
+enum class Kind { NUMBER, CHOICE, SWITCH };
+
 struct Flag {
   const char *long_name;   // "--spin-rounds"
   const char *short_name;  // "-P" or nullptr
-  unsigned long long min, max;
-  const char *unit;        // for messages
-  void (*set)(engine::Params *, unsigned long long);
+  Kind kind;
+  unsigned long long min, max;  // NUMBER: the range; CHOICE: the number of choices
+  const char *unit;        // NUMBER: for messages; CHOICE: the choices, '|'-separated
+  void (*set)(engine::Params *, unsigned long long);  // CHOICE: the index of the word
 };
 
 const Flag kFlags[] = {
-    {"--engines", "-P", 1, kMaxEngines, "engines",
+    {"--engines", "-P", Kind::NUMBER, 1, kMaxEngines, "engines",
      [](engine::Params *p, unsigned long long v) { p->engines = static_cast<int>(v); }},
-    {"--spin-rounds", nullptr, 0, 1000000, "rounds",
+    {"--spin-rounds", nullptr, Kind::NUMBER, 0, 1000000, "rounds",
      [](engine::Params *p, unsigned long long v) { p->spin_rounds = static_cast<int>(v); }},
-    {"--stack-size", nullptr, kMinStackKiB, kMaxStackKiB, "KiB",
+    {"--stack-size", nullptr, Kind::NUMBER, kMinStackKiB, kMaxStackKiB, "KiB",
      [](engine::Params *p, unsigned long long v) { p->stack_size = v * 1024; }},
-    {"--small-stack-size", nullptr, kMinStackKiB, kMaxStackKiB, "KiB",
+    {"--small-stack-size", nullptr, Kind::NUMBER, kMinStackKiB, kMaxStackKiB, "KiB",
      [](engine::Params *p, unsigned long long v) { p->small_stack_size = v * 1024; }},
-    {"--poll-interval-us", nullptr, 1, 10000000, "microseconds",
+    {"--poll-interval-us", nullptr, Kind::NUMBER, 1, 10000000, "microseconds",
      [](engine::Params *p, unsigned long long v) { p->poll_interval_us = static_cast<unsigned>(v); }},
+    // The order of the choices is the order of engine::Pinning.
+    {"--thread-pinning", nullptr, Kind::CHOICE, 0, 3, "none|cores|pus",
+     [](engine::Params *p, unsigned long long v) { p->pinning = static_cast<engine::Pinning>(v); }},
+    {"--stats", nullptr, Kind::SWITCH, 0, 0, "",
+     [](engine::Params *p, unsigned long long) { p->print_stats = true; }},
 };
+
+// The index of `value` among the '|'-separated `choices`, or -1.
+int choice_index(const char *choices, const std::string &value) {
+  int i = 0;
+  const char *c = choices;
+  for (;;) {
+    const char *bar = std::strchr(c, '|');
+    std::size_t len = bar ? static_cast<std::size_t>(bar - c) : std::strlen(c);
+    if (value.size() == len && value.compare(0, len, c, len) == 0) return i;
+    if (!bar) return -1;
+    c = bar + 1;
+    i++;
+  }
+}
 
 bool parse_number(const std::string &s, unsigned long long *out) {
   if (s.empty() || s.size() > 20) return false;
@@ -117,6 +141,19 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
       *err = std::string(source) + ": unknown option " + quote(w);
       return MR_EOPTION;
     }
+    // Name the flag as the user spelled it (-P or --engines).
+    std::string spelled = w.compare(0, 2, "--") == 0 ? flag->long_name
+                          : flag->short_name           ? flag->short_name
+                                                       : flag->long_name;
+    if (flag->kind == Kind::SWITCH) {
+      if (have_value) {
+        *err = std::string(source) + ": option " + spelled + " takes no value (got " +
+               quote(value) + ")";
+        return MR_EOPTION;
+      }
+      flag->set(p, 1);
+      continue;
+    }
     if (!have_value) {
       if (i + 1 >= words.size()) {
         *err = std::string(source) + ": option " + quote(w) + " needs a value (" + flag->unit + ")";
@@ -125,11 +162,15 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
       value = words[++i];
     }
     unsigned long long v = 0;
-    if (!parse_number(value, &v) || v < flag->min || v > flag->max) {
-      // Name the flag as the user spelled it (-P or --engines).
-      std::string spelled = w.compare(0, 2, "--") == 0 ? flag->long_name
-                            : flag->short_name           ? flag->short_name
-                                                         : flag->long_name;
+    if (flag->kind == Kind::CHOICE) {
+      int k = choice_index(flag->unit, value);
+      if (k < 0) {
+        *err = std::string(source) + ": bad value " + quote(value) + " for option " + spelled +
+               " (expected one of " + flag->unit + ")";
+        return MR_EOPTION;
+      }
+      v = static_cast<unsigned long long>(k);
+    } else if (!parse_number(value, &v) || v < flag->min || v > flag->max) {
       *err = std::string(source) + ": bad value " + quote(value) + " for option " + spelled +
              " (expected " + flag->unit + " from " + std::to_string(flag->min) +
              " to " + std::to_string(flag->max) + ")";
@@ -176,6 +217,7 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
     return MR_EINVAL;
   }
   p->poll_interval_us = c.poll_interval_us;
+  p->quiet = (c.flags & MR_CONFIG_QUIET) != 0;
   if (c.options) {
     int rc = parse_options(c.options, "MR_Config.options", p, err);
     if (rc) return rc;

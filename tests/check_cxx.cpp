@@ -1,9 +1,11 @@
 // check_cxx.cpp: the C++ API: mr::runtime, mr::parallel_invoke, exceptions carried to the joiner.
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "mrengine.hpp"
 #include "testutil.h"
@@ -28,6 +30,31 @@ START_TEST(test_parallel_invoke_fib) {
   mr::runtime rt(&c);
   ck_assert_int_eq(mr::num_engines(), 2);
   ck_assert_int_eq(fib(22), 17711);
+}
+END_TEST
+
+// mr::stats(): one entry per engine; after the join every spark was run once.
+START_TEST(test_stats_and_engine_cpu) {
+  ck_assert(mr::stats().empty());
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  ck_assert_int_eq(fib(18), 2584);
+  std::vector<MR_EngineStats> st = mr::stats();
+  ck_assert_int_eq(static_cast<int>(st.size()), 2);
+  std::uint64_t pushed = 0, ran = 0;
+  for (const MR_EngineStats &s : st) {
+    pushed += s.sparks_pushed;
+    ran += s.sparks_run_local + s.sparks_stolen;
+  }
+  ck_assert_uint_eq(pushed, 4180);  // fib(19) - 1 conjunctions
+  ck_assert_uint_eq(ran, pushed);
+  ck_assert_int_eq(mr::engine_cpu(1), -1);
+  try {
+    (void)mr::engine_cpu(2);
+    ck_abort_msg("engine_cpu(2) did not throw");
+  } catch (const mr::error &e) {
+    ck_assert_int_eq(e.code(), MR_ERANGE);
+  }
 }
 END_TEST
 
@@ -103,6 +130,7 @@ int main(void) {
   TCase *tc = mr_tcase("cxx", 60);
   tcase_add_test(tc, test_parallel_invoke_fib);
   tcase_add_test(tc, test_parallel_invoke_many_branches);
+  tcase_add_test(tc, test_stats_and_engine_cpu);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_runtime_error_is_an_exception);

@@ -22,6 +22,15 @@ START_TEST(test_good_options_apply) {
   ck_assert_int_eq(init_with_env("-P2"), 0);
   ck_assert_int_eq(MR_num_engines(), 2);
   ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P1 --thread-pinning none"), 0);
+  int cpu = 0;
+  ck_assert_int_eq(MR_engine_cpu(0, &cpu), 0);
+  ck_assert_int_eq(cpu, -1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P1 --thread-pinning=pus"), 0);
+  ck_assert_int_eq(MR_engine_cpu(0, &cpu), 0);
+  ck_assert_int_ge(cpu, 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(init_with_env("  --engines=1\t"), 0);
   ck_assert_int_eq(MR_num_engines(), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -30,7 +39,7 @@ END_TEST
 
 static const struct {
   const char *env;
-  const char *must_mention[2];
+  const char *must_mention[3];
 } kBad[] = {
     {"-P 0", {"-P", "'0'"}},
     {"-P -1", {"-P", "'-1'"}},
@@ -44,6 +53,10 @@ static const struct {
     {"--frobnicate 3", {"unknown option", "'--frobnicate'"}},
     {"-X", {"unknown option", "'-X'"}},
     {"-P 2 --small-stack-size=", {"small-stack-size", "''"}},
+    {"--thread-pinning=numa", {"--thread-pinning", "'numa'", "none|cores|pus"}},
+    {"--thread-pinning", {"'--thread-pinning'", "needs a value"}},
+    {"--thread-pinning CORES", {"--thread-pinning", "'CORES'"}},
+    {"--stats=yes", {"--stats", "takes no value", "'yes'"}},
 };
 
 START_TEST(test_bad_option_fails_with_message) {
@@ -52,7 +65,7 @@ START_TEST(test_bad_option_fails_with_message) {
   ck_assert_msg(rc == MR_EOPTION, "'%s' gave %d", kBad[i].env, rc);
   const char *msg = MR_init_error_message();
   ck_assert_ptr_nonnull(strstr(msg, "MRENGINE_OPTIONS"));
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 3 && kBad[i].must_mention[k]; k++)
     ck_assert_msg(strstr(msg, kBad[i].must_mention[k]) != NULL, "'%s': message '%s' lacks '%s'",
                   kBad[i].env, msg, kBad[i].must_mention[k]);
   ck_assert_int_eq(MR_num_engines(), 0); /* nothing started */
