@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <time.h>
 
@@ -778,6 +779,97 @@ void join_wait(Join *j) {
     e = current();  // t.fn may have suspended and resumed this context on another engine
   }
   suspend_on_join(e, j);
+}
+
+// ---- futures -----------------------------------------------------------------------------
+
+namespace {
+
+// One waiter of a future, on the waiter's own stack: a suspended context, or a blocked thread
+// that is not an engine. Valid until the waiter is resumed (the signaller reads `next` first).
+struct FutureWaiter {
+  FutureWaiter *next;
+  Context *ctx;  // or nullptr: then sem
+  sem_t *sem;
+};
+
+// Push w on f's waiter list, unless f is signalled. Returns false if it was (w not pushed).
+bool add_waiter(Future *f, FutureWaiter *w) {
+  // acquire: if kSignalled, the value is visible to the caller.
+  std::uintptr_t s = f->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (s == Future::kSignalled) return false;
+    w->next = reinterpret_cast<FutureWaiter *>(s);
+    // CAS release: publishes *w (and the context's saved continuation) to the signaller;
+    // failure acquire: as the load above.
+    if (f->state.compare_exchange_weak(s, reinterpret_cast<std::uintptr_t>(w),
+                                       std::memory_order_release, std::memory_order_acquire))
+      return true;
+  }
+}
+
+}  // namespace
+
+void future_signal(Future *f, std::uintptr_t value) {
+  // acq_rel: the first signaller is the only writer of value; a later one must see its value
+  // once the state says kSignalled (below).
+  if (f->signals.fetch_add(1, std::memory_order_acq_rel) != 0) {
+    // A second signal: wait for the first to publish (it is between two stores), then compare.
+    // acquire: pairs with the first signaller's exchange.
+    while (f->state.load(std::memory_order_acquire) != Future::kSignalled) sched_yield();
+    std::uintptr_t first = f->value.load(std::memory_order_relaxed);
+    if (first != value)
+      fatal("MR_future_signal: future %p signalled twice with different values (%#lx, then "
+            "%#lx)",
+            static_cast<void *>(f), static_cast<unsigned long>(first),
+            static_cast<unsigned long>(value));
+    return;
+  }
+  f->value.store(value, std::memory_order_relaxed);
+  // exchange acq_rel: release publishes the value to waiters; acquire sees their nodes.
+  std::uintptr_t s = f->state.exchange(Future::kSignalled, std::memory_order_acq_rel);
+  MR_CHECK(s != Future::kSignalled, "future signalled by two first signallers");
+  for (auto *w = reinterpret_cast<FutureWaiter *>(s); w;) {
+    FutureWaiter *next = w->next;  // before waking: the node dies with the waiter's frame
+    if (w->ctx)
+      schedule(w->ctx);
+    else
+      sem_post(w->sem);
+    w = next;
+  }
+}
+
+std::uintptr_t future_wait(Future *f) {
+  // acquire: pairs with the signaller's exchange, so the value is visible.
+  if (f->state.load(std::memory_order_acquire) == Future::kSignalled)
+    return f->value.load(std::memory_order_relaxed);
+  Engine *e = current();
+  FutureWaiter w{nullptr, nullptr, nullptr};
+  if (!e) {
+    // A thread that is not an engine blocks on a semaphore of its own.
+    sem_t sem;
+    sem_init(&sem, 0, 0);
+    w.sem = &sem;
+    if (add_waiter(f, &w))
+      while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+    sem_destroy(&sem);
+  } else {
+    Context *self = e->current;
+    MR_CHECK(self != nullptr, "MR_future_wait outside a context");
+    w.ctx = self;
+    self->suspended = true;
+    bump(e->stats.contexts_suspended);
+    // Publish the waiter only once this context is saved (as J1): the signaller may resume it
+    // at once. If the future was signalled meanwhile, run this context again right away.
+    switch_to_scheduler(e, self, [e, self, f, &w] {
+      if (!add_waiter(f, &w)) e->next_ctx = self;
+    });
+  }
+  // acquire: pairs with the signaller's exchange (we were woken after it, or saw it in
+  // add_waiter).
+  MR_CHECK(f->state.load(std::memory_order_acquire) == Future::kSignalled,
+           "a future waiter resumed before its future was signalled");
+  return f->value.load(std::memory_order_relaxed);
 }
 
 int spawn(MR_TaskFn fn, void *arg, int engine) {

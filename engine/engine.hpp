@@ -47,6 +47,29 @@ struct Join {
 static_assert(sizeof(Join) <= sizeof(MR_SyncTerm), "MR_SyncTerm too small for Join");
 static_assert(alignof(Join) <= alignof(MR_SyncTerm), "MR_SyncTerm alignment too small for Join");
 
+// The inside of an MR_Future (doc/design.md, "Futures"). A zeroed Future is unsignalled with no
+// waiters.
+//   state:   0 or the head of the waiter list (FutureWaiter *, each on its waiter's stack), or
+//            kSignalled. Waiters push themselves by CAS (release, so their node is visible to
+//            the signaller); the one signaller exchanges it for kSignalled (acq_rel) and so takes
+//            the whole list at once. Readers that see kSignalled (acquire) see the value.
+//   value:   written by the first signaller before its exchange (relaxed store, published by it).
+//   signals: how many signal calls started (acq_rel RMW): only the first writes the value.
+struct Future {
+  static constexpr std::uintptr_t kSignalled = 1;
+  std::atomic<std::uintptr_t> state;
+  std::atomic<std::uintptr_t> value;
+  std::atomic<std::uint32_t> signals;
+};
+
+// Make f signalled with `value` and resume every waiter. Any thread while running. A second
+// signal with the same value returns; with a different value it stops the process.
+void future_signal(Future *f, std::uintptr_t value);
+
+// The value of f, suspending the calling context (or blocking the calling thread, if it is not
+// an engine) until f is signalled.
+std::uintptr_t future_wait(Future *f);
+
 // The number of processing units this process may run on (hwloc; at least 1). Any thread.
 int allowed_pus();
 

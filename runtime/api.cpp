@@ -25,6 +25,11 @@ mr::engine::Join *join_of(MR_SyncTerm *st) {
   return reinterpret_cast<mr::engine::Join *>(st);
 }
 
+mr::engine::Future *future_of(MR_Future *f) { return reinterpret_cast<mr::engine::Future *>(f); }
+
+static_assert(sizeof(mr::engine::Future) <= sizeof(MR_Future), "MR_Future too small");
+static_assert(alignof(mr::engine::Future) <= alignof(MR_Future), "MR_Future alignment too small");
+
 }  // namespace
 
 extern "C" {
@@ -123,6 +128,28 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
 }
 
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(join_of(st)); }
+
+MR_EXTERN void MR_future_init(MR_Future *f) {
+  if (!f) mr::engine::fatal("MR_future_init: NULL future");
+  std::memset(f, 0, sizeof *f);
+}
+
+MR_EXTERN void MR_future_signal(MR_Future *f, uintptr_t value) {
+  if (!f) mr::engine::fatal("MR_future_signal: NULL future");
+  mr::engine::future_signal(future_of(f), value);
+}
+
+MR_EXTERN uintptr_t MR_future_wait(MR_Future *f) {
+  if (!f) mr::engine::fatal("MR_future_wait: NULL future");
+  return mr::engine::future_wait(future_of(f));
+}
+
+MR_EXTERN int MR_future_is_signalled(const MR_Future *f) {
+  if (!f) return 0;
+  // acquire: a caller that sees 1 may read what the signaller wrote before signalling.
+  return future_of(const_cast<MR_Future *>(f))->state.load(std::memory_order_acquire) ==
+         mr::engine::Future::kSignalled;
+}
 
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts) {
   if (!opts) return;

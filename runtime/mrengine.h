@@ -139,6 +139,36 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env);
  * engine's deque; if one was stolen it suspends the context and the engine does other work. */
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st);
 
+/* ---- Futures (dependent parallel conjunctions) ---------------------------------------------- */
+
+/* A single-assignment variable shared between conjuncts: one side signals a value, the others
+ * wait for it. Storage is the caller's; the content is private. A zeroed MR_Future (or
+ * MR_FUTURE_INIT, or MR_future_init) is unsignalled. It must stay alive until every waiter has
+ * returned. */
+typedef struct MR_Future {
+  uintptr_t mr_private[4];
+} MR_Future;
+
+#define MR_FUTURE_INIT \
+  {                    \
+    { 0, 0, 0, 0 }     \
+  }
+
+/* Make *f unsignalled. Any thread, before the future is shared. */
+MR_EXTERN void MR_future_init(MR_Future *f);
+
+/* Give *f its value and make every waiter runnable again (none is lost, whenever it began to
+ * wait). Signalling again with the same value does nothing; with a different value it is a misuse
+ * that stops the process with a message. Any thread while the runtime runs. */
+MR_EXTERN void MR_future_signal(MR_Future *f, uintptr_t value);
+
+/* The value of *f. If it is not signalled yet, a context suspends (its engine does other work)
+ * and a thread that is not an engine blocks, until MR_future_signal. Any thread. */
+MR_EXTERN uintptr_t MR_future_wait(MR_Future *f);
+
+/* Nonzero if *f is signalled (MR_future_wait would not wait). Any thread. */
+MR_EXTERN int MR_future_is_signalled(const MR_Future *f);
+
 /* ---- Contexts ------------------------------------------------------------------------------ */
 
 typedef struct MR_SpawnOptions {

@@ -4,17 +4,26 @@
 //   mr::parallel_invoke([&]{ a = f(); },   // run the callables as one parallel conjunction:
 //                       [&]{ b = g(); });  // the first here, the others as sparks
 //
+//   auto r = mr::spawn([] { return h(); });  // a new context; r->wait() is its result
+//   mr::future<int> f;  f.signal(3);  f.wait();  // single-assignment, waits suspend contexts
+//
 // An exception thrown by a branch of parallel_invoke is carried to the caller and rethrown there
-// after every branch has finished (the first one, in argument order, if several threw); no
-// engine dies and nothing crosses the C ABI as an exception.
+// after every branch has finished (the first one, in argument order, if several threw); one
+// thrown by a spawned function is rethrown by wait() on its future. No engine dies and nothing
+// crosses the C ABI as an exception.
 #ifndef MRENGINE_HPP
 #define MRENGINE_HPP
 
+#include <atomic>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "mrengine.h"
@@ -132,6 +141,98 @@ void parallel_invoke(F &&first, Fs &&...rest) {
         if (e) std::rethrow_exception(e);
       },
       branches);
+}
+
+// A single-assignment value shared between contexts (a future of a dependent parallel
+// conjunction): one signal, any number of waits. wait() suspends a context (or blocks a thread
+// that is not an engine) until the value or an exception is there. Not copyable or movable:
+// share it by reference or through a std::shared_ptr, and keep it alive until every waiter has
+// returned.
+template <class T>
+class future {
+ public:
+  future() { MR_future_init(&f_); }
+  future(const future &) = delete;
+  future &operator=(const future &) = delete;
+
+  // Give the future its value. Throws mr::error(MR_EBUSY) if it was already signalled.
+  void signal(T value) {
+    claim();
+    value_.emplace(std::move(value));
+    MR_future_signal(&f_, 1);
+  }
+  // Make every wait() throw `e`. Throws mr::error(MR_EBUSY) if it was already signalled.
+  void signal_exception(std::exception_ptr e) {
+    claim();
+    error_ = std::move(e);
+    MR_future_signal(&f_, 2);
+  }
+  // The value, once signalled; rethrows a signalled exception.
+  const T &wait() {
+    if (MR_future_wait(&f_) == 2) std::rethrow_exception(error_);
+    return *value_;
+  }
+  bool ready() const noexcept { return MR_future_is_signalled(&f_) != 0; }
+
+ private:
+  void claim() {
+    if (claimed_.exchange(true, std::memory_order_relaxed))
+      throw error(MR_EBUSY, "mr::future signalled twice");
+  }
+  // relaxed: only one signaller may pass; what it writes is published by MR_future_signal.
+  std::atomic<bool> claimed_{false};
+  std::optional<T> value_;
+  std::exception_ptr error_;
+  MR_Future f_;
+};
+
+namespace detail {
+template <class R>
+struct result_of_spawn {
+  using type = R;
+};
+template <>
+struct result_of_spawn<void> {
+  using type = std::monostate;
+};
+}  // namespace detail
+
+// Run f() in a new context (on engine `engine`, or any engine if -1) and return the future of
+// its result (std::monostate for void). An exception thrown by f is carried to whoever waits.
+// Throws mr::error if the context cannot be made. Any thread while the runtime runs.
+template <class F>
+auto spawn(F f, int engine = -1)
+    -> std::shared_ptr<future<typename detail::result_of_spawn<std::invoke_result_t<F &>>::type>> {
+  using R = std::invoke_result_t<F &>;
+  using V = typename detail::result_of_spawn<R>::type;
+  struct job {
+    F fn;
+    std::shared_ptr<future<V>> out;
+    static void run(void *p) noexcept {
+      std::unique_ptr<job> j(static_cast<job *>(p));
+      try {
+        if constexpr (std::is_void_v<R>) {
+          j->fn();
+          j->out->signal(V{});
+        } else {
+          j->out->signal(j->fn());
+        }
+      } catch (...) {
+        j->out->signal_exception(std::current_exception());
+      }
+    }
+  };
+  auto out = std::make_shared<future<V>>();
+  auto *j = new job{std::move(f), out};
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = engine;
+  int rc = MR_spawn(&job::run, j, &o);
+  if (rc != 0) {
+    delete j;
+    throw error(rc, MR_strerror(rc));
+  }
+  return out;
 }
 
 }  // namespace mr

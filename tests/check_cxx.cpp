@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +53,70 @@ START_TEST(test_stats_and_engine_cpu) {
   try {
     (void)mr::engine_cpu(2);
     ck_abort_msg("engine_cpu(2) did not throw");
+  } catch (const mr::error &e) {
+    ck_assert_int_eq(e.code(), MR_ERANGE);
+  }
+}
+END_TEST
+
+// A pipeline of futures: a producer context fills them in order, a consumer waits for each.
+START_TEST(test_future_pipeline) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  constexpr int kN = 2000;
+  std::vector<std::unique_ptr<mr::future<std::string>>> items;
+  for (int i = 0; i < kN; i++) items.push_back(std::make_unique<mr::future<std::string>>());
+  auto consumer = mr::spawn([&] {
+    std::size_t total = 0;
+    for (auto &f : items) total += f->wait().size();
+    return total;
+  });
+  auto producer = mr::spawn([&] {
+    for (int i = 0; i < kN; i++) items[static_cast<std::size_t>(i)]->signal(std::string(
+        static_cast<std::size_t>(i % 7), 'x'));
+  });
+  std::size_t want = 0;
+  for (int i = 0; i < kN; i++) want += static_cast<std::size_t>(i % 7);
+  ck_assert_uint_eq(consumer->wait(), want);
+  (void)producer->wait();
+  ck_assert(items.back()->ready());
+}
+END_TEST
+
+START_TEST(test_future_signal_twice_throws) {
+  MR_Config c = config(1);
+  mr::runtime rt(&c);
+  mr::future<int> f;
+  ck_assert(!f.ready());
+  f.signal(4);
+  try {
+    f.signal(4);
+    ck_abort_msg("a second signal did not throw");
+  } catch (const mr::error &e) {
+    ck_assert_int_eq(e.code(), MR_EBUSY);
+  }
+  ck_assert_int_eq(f.wait(), 4);
+}
+END_TEST
+
+// A spawned function's exception reaches whoever waits; the engines go on.
+START_TEST(test_spawn_carries_exceptions) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  for (int rep = 0; rep < 100; rep++) {
+    auto bad = mr::spawn([rep]() -> int { throw std::runtime_error("boom " + std::to_string(rep)); });
+    auto good = mr::spawn([] { return fib(12); }, rep % 2);
+    try {
+      (void)bad->wait();
+      ck_abort_msg("no exception");
+    } catch (const std::runtime_error &e) {
+      ck_assert_str_eq(e.what(), ("boom " + std::to_string(rep)).c_str());
+    }
+    ck_assert_int_eq(good->wait(), 144);
+  }
+  try {
+    (void)mr::spawn([] {}, 7);
+    ck_abort_msg("spawn on engine 7 of 2 did not throw");
   } catch (const mr::error &e) {
     ck_assert_int_eq(e.code(), MR_ERANGE);
   }
@@ -131,6 +196,9 @@ int main(void) {
   tcase_add_test(tc, test_parallel_invoke_fib);
   tcase_add_test(tc, test_parallel_invoke_many_branches);
   tcase_add_test(tc, test_stats_and_engine_cpu);
+  tcase_add_test(tc, test_future_pipeline);
+  tcase_add_test(tc, test_future_signal_twice_throws);
+  tcase_add_test(tc, test_spawn_carries_exceptions);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
