@@ -95,6 +95,7 @@ struct Engine {
   Counters stats;
   // ---- shared ----
   WsDeque deque;                 // owner pushes/pops; thieves steal
+  MR_EngineView view{};          // what generated code reads inline (set in start, then frozen)
   alignas(64) SleepSync sleep;   // the sleep-sync record
   // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
@@ -132,6 +133,16 @@ Runtime *g = nullptr;
 std::atomic<bool> g_running{false};
 
 thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
+
+static_assert(sizeof(std::atomic<std::int64_t>) == sizeof(AO_t) &&
+                  std::atomic<std::int64_t>::is_always_lock_free,
+              "the deque indices must be readable as AO_t");
+
+// Called only by engine e's own thread: make e the current thread's engine (or none).
+void set_current(Engine *e) {
+  t_engine = e;
+  MR_engine_view = e ? &e->view : nullptr;
+}
 
 // ---- contexts and caches ----------------------------------------------------------------
 
@@ -631,11 +642,11 @@ void pin_self(Engine *e) {
 
 void *engine_main(void *arg) {
   auto *e = static_cast<Engine *>(arg);
-  t_engine = e;
+  set_current(e);
   pin_self(e);
   sem_post(&g->started);
   scheduler(e);
-  t_engine = nullptr;
+  set_current(nullptr);
   return nullptr;
 }
 
@@ -1071,7 +1082,14 @@ int start(const Params &p, std::string *err) {
     if (err) *err = "out of memory while starting the runtime";
     return MR_ENOMEM;
   }
-  t_engine = e0;
+  for (int i = 0; i < g->n; i++) {
+    Engine *e = g->engines[i];
+    e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
+    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
+    e->view.spark_threshold = static_cast<AO_t>(p.granularity_factor) * static_cast<AO_t>(g->n);
+    e->view.version = MR_ENGINE_VIEW_VERSION;
+  }
+  set_current(e0);
   pin_self(e0);
   // store-release: publishes g to threads that test running().
   g_running.store(true, std::memory_order_release);
@@ -1087,7 +1105,7 @@ int start(const Params &p, std::string *err) {
       for (int k = 1; k < i; k++) pthread_join(g->engines[k]->thread, nullptr);
       g_running.store(false, std::memory_order_release);
       if (g->saved_binding) hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
-      t_engine = nullptr;
+      set_current(nullptr);
       e0->sched = bctx::fiber{};
       destroy_runtime();
       return MR_EAGAIN;
@@ -1124,9 +1142,14 @@ int stop() {
   MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
            "census not zero after shutdown (a searching or sleeping unit was lost)");
   g_running.store(false, std::memory_order_release);
-  t_engine = nullptr;
+  set_current(nullptr);
   destroy_runtime();
   return 0;
 }
 
 }  // namespace mr::engine
+
+// The exported thread-local of mrengine.h. Written only through set_current.
+extern "C" {
+MR_EXTERN __thread const MR_EngineView *MR_engine_view = nullptr;
+}

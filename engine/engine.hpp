@@ -30,6 +30,7 @@ struct Params {
   std::size_t small_stack_size = 256 * 1024;
   unsigned poll_interval_us = 1000;
   Pinning pinning = Pinning::NONE;
+  unsigned granularity_factor = 8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
 };

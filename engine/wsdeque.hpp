@@ -87,6 +87,11 @@ class WsDeque {
 
   // An estimate of the number of sparks, for the idle loop's last look and for statistics.
   // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
+  // The addresses of the two indices, for the frozen MR_EngineView that generated code reads
+  // with libatomic_ops (AO_load) to estimate the length without a call.
+  const void *top_address() const { return &top_; }
+  const void *bottom_address() const { return &bottom_; }
+
   std::int64_t size_estimate() const {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_relaxed);

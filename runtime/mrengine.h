@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <atomic_ops.h>
+
 #include "mrengine_config.h"
 
 #ifdef __cplusplus
@@ -138,6 +140,46 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env);
  * branch has finished. Meanwhile it runs its own sparks inline while they are still on its
  * engine's deque; if one was stolen it suspends the context and the engine does other work. */
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st);
+
+/* ---- The granularity test for generated code ----------------------------------------------- */
+
+/* What generated code may read of the current engine without a call. The layout is frozen (this
+ * is version 1): fields are never moved or removed, only added at the end, and
+ * tests/check_granularity asserts every offset. It is read with libatomic_ops, so a client
+ * compiles as C89 or C99 without <stdatomic.h>. */
+typedef struct MR_EngineView {
+  const volatile AO_t *deque_top;    /* offset 0: index of the oldest spark of the engine's deque */
+  const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark */
+  AO_t spark_threshold;              /* offset 2 pointers: --granularity-factor x engines */
+  AO_t version;                      /* offset 2 pointers + 1 AO_t: MR_ENGINE_VIEW_VERSION */
+} MR_EngineView;
+
+#define MR_ENGINE_VIEW_VERSION 1
+
+/* The view of the engine running the current thread, or NULL on a thread that is not an engine.
+ * Set by the runtime; never write it. */
+MR_EXTERN extern __thread const MR_EngineView *MR_engine_view;
+
+#if defined(__GNUC__)
+#define MR_INLINE_ static __inline__
+#else
+#define MR_INLINE_ static
+#endif
+
+/* Nonzero if the current engine's deque holds fewer sparks than --granularity-factor x engines
+ * (default 8 x engines): generated code should then spark a conjunct, and otherwise run it in
+ * sequence (Mercury's MR_par_cond_local_wsdeque_length). Zero on a thread that is not an
+ * engine. A few loads and no call; the indices are read without ordering (AO_load), so the
+ * answer is a heuristic that may be one spark off while thieves steal. */
+MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
+  const MR_EngineView *v = MR_engine_view;
+  if (v == NULL) return 0;
+  {
+    AO_t bottom = AO_load(v->deque_bottom);
+    AO_t top = AO_load(v->deque_top);
+    return (long)(bottom - top) < (long)v->spark_threshold;
+  }
+}
 
 /* ---- Futures (dependent parallel conjunctions) ---------------------------------------------- */
 

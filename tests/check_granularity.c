@@ -1,0 +1,123 @@
+/* check_granularity.c: MR_par_cond_local_wsdeque_length and its frozen MR_EngineView, from a
+ * client compiled as strict C99 (-std=c99 -pedantic -Werror; see Makefile.am). */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+/* Version 1 of the layout: these offsets are part of the ABI and never change. */
+START_TEST(test_view_layout_is_frozen) {
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_top), 0);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_bottom), sizeof(void *));
+  ck_assert_uint_eq(offsetof(MR_EngineView, spark_threshold), 2 * sizeof(void *));
+  ck_assert_uint_eq(offsetof(MR_EngineView, version), 2 * sizeof(void *) + sizeof(AO_t));
+  ck_assert_uint_eq(sizeof(MR_EngineView), 2 * sizeof(void *) + 2 * sizeof(AO_t));
+  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 1);
+}
+END_TEST
+
+static void start(const char *opts) {
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV;
+  c.options = opts;
+  ck_assert_int_eq(MR_init(&c), 0);
+}
+
+static void nothing(void *env) { (void)env; }
+
+/* One engine (no thief), factor 3: the answer is "spark" while fewer than 3 sparks wait. */
+START_TEST(test_threshold_is_factor_times_engines) {
+  start("-P 1 --granularity-factor 3");
+  ck_assert_ptr_nonnull(MR_engine_view);
+  ck_assert_uint_eq(MR_engine_view->spark_threshold, 3);
+  ck_assert_uint_eq(MR_engine_view->version, MR_ENGINE_VIEW_VERSION);
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 6);
+  for (int k = 0; k < 5; k++) {
+    ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), k < 3);
+    MR_fork_new_child(&st, nothing, NULL);
+  }
+  MR_join_and_continue(&st);
+  ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), 1); /* empty again */
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_ptr_null(MR_engine_view);
+  ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), 0);
+}
+END_TEST
+
+START_TEST(test_default_factor_and_zero) {
+  start("-P 2");
+  ck_assert_uint_eq(MR_engine_view->spark_threshold, 16); /* 8 x 2 engines */
+  ck_assert_int_eq(MR_shutdown(), 0);
+  start("-P 2 --granularity-factor=0");
+  ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), 0); /* never spark */
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+static void *foreign(void *out) {
+  *(int *)out = MR_par_cond_local_wsdeque_length() + (MR_engine_view != NULL ? 10 : 0);
+  return NULL;
+}
+
+START_TEST(test_not_an_engine_says_no) {
+  start("-P 2");
+  int r = -1;
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, foreign, &r), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(r, 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* fib that sparks only when the test says so: still right on 1, 2 and 4 engines. */
+struct fib_arg {
+  int n;
+  long r;
+};
+static long gfib(int n);
+static void gfib_branch(void *env) {
+  struct fib_arg *a = env;
+  a->r = gfib(a->n);
+}
+static long gfib(int n) {
+  if (n < 2) return n;
+  if (!MR_par_cond_local_wsdeque_length()) return gfib(n - 1) + gfib(n - 2);
+  {
+    MR_SyncTerm st;
+    struct fib_arg a;
+    long b;
+    a.n = n - 1;
+    a.r = 0;
+    MR_sync_term_init(&st, 2);
+    MR_fork_new_child(&st, gfib_branch, &a);
+    b = gfib(n - 2);
+    MR_join_and_continue(&st);
+    return a.r + b;
+  }
+}
+
+START_TEST(test_fib_with_the_test) {
+  static const char *opts[] = {"-P 1", "-P 2", "-P 4"};
+  start(opts[_i]);
+  for (int rep = 0; rep < 10; rep++) ck_assert_int_eq(gfib(24), 46368);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("granularity");
+  TCase *tc = mr_tcase("granularity", 60);
+  tcase_add_test(tc, test_view_layout_is_frozen);
+  tcase_add_test(tc, test_threshold_is_factor_times_engines);
+  tcase_add_test(tc, test_default_factor_and_zero);
+  tcase_add_test(tc, test_not_an_engine_says_no);
+  tcase_add_loop_test(tc, test_fib_with_the_test, 0, 3);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
