@@ -30,6 +30,7 @@ struct Params {
   std::size_t small_stack_size = 256 * 1024;
   unsigned poll_interval_us = 1000;
   Pinning pinning = Pinning::NONE;
+  unsigned lc_contexts_per_engine = 4;  // loop control: default worker slots per engine
   unsigned granularity_factor = 8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
@@ -70,6 +71,21 @@ void future_signal(Future *f, std::uintptr_t value);
 // The value of f, suspending the calling context (or blocking the calling thread, if it is not
 // an engine) until f is signalled.
 std::uintptr_t future_wait(Future *f);
+
+// Loop control (Mercury's MR_lc_*): a parallel loop whose iterations run in at most `slots`
+// worker contexts at once. Slow paths only, so one mutex protects it.
+struct LoopControl;
+
+// A loop control with `slots` worker slots (>= 1). nullptr if out of memory. Any thread.
+LoopControl *lc_create(unsigned slots);
+// Run fn(env) as the next iteration, in a new context, once a slot is free: the calling
+// context suspends while every slot is busy. Context code only. Returns 0 or MR_ENOMEM /
+// MR_ESHUTDOWN (the iteration did not start).
+int lc_spawn(LoopControl *lc, MR_TaskFn fn, void *env);
+// Wait until every iteration has finished, then free lc. Context code only.
+void lc_finish(LoopControl *lc);
+// The default number of slots: --lc-contexts-per-engine x engines.
+unsigned lc_default_slots();
 
 // The number of processing units this process may run on (hwloc; at least 1). Any thread.
 int allowed_pus();

@@ -30,6 +30,9 @@ mr::engine::Future *future_of(MR_Future *f) { return reinterpret_cast<mr::engine
 static_assert(sizeof(mr::engine::Future) <= sizeof(MR_Future), "MR_Future too small");
 static_assert(alignof(mr::engine::Future) <= alignof(MR_Future), "MR_Future alignment too small");
 
+// Is the caller running in a context (on an engine)?
+bool in_context() { return mr::engine::running() && mr::engine::current() != nullptr; }
+
 }  // namespace
 
 extern "C" {
@@ -149,6 +152,29 @@ MR_EXTERN int MR_future_is_signalled(const MR_Future *f) {
   // acquire: a caller that sees 1 may read what the signaller wrote before signalling.
   return future_of(const_cast<MR_Future *>(f))->state.load(std::memory_order_acquire) ==
          mr::engine::Future::kSignalled;
+}
+
+MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!out || contexts > 65536) return MR_EINVAL;
+  unsigned n = contexts ? contexts : mr::engine::lc_default_slots();
+  mr::engine::LoopControl *lc = mr::engine::lc_create(n);
+  if (!lc) return MR_ENOMEM;
+  *out = reinterpret_cast<MR_LoopControl *>(lc);
+  return 0;
+}
+
+MR_EXTERN int MR_lc_spawn(MR_LoopControl *lc, MR_TaskFn fn, void *env) {
+  if (!lc || !fn) return MR_EINVAL;
+  if (!in_context()) return MR_ENOTENGINE;
+  return mr::engine::lc_spawn(reinterpret_cast<mr::engine::LoopControl *>(lc), fn, env);
+}
+
+MR_EXTERN int MR_lc_finish(MR_LoopControl *lc) {
+  if (!lc) return MR_EINVAL;
+  if (!in_context()) return MR_ENOTENGINE;
+  mr::engine::lc_finish(reinterpret_cast<mr::engine::LoopControl *>(lc));
+  return 0;
 }
 
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts) {

@@ -211,6 +211,28 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f);
 /* Nonzero if *f is signalled (MR_future_wait would not wait). Any thread. */
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f);
 
+/* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */
+
+/* A parallel loop whose iterations run in at most `contexts` worker contexts at once (Mercury's
+ * loop control). The master (the context that runs the loop) starts each iteration with
+ * MR_lc_spawn; while every slot is busy it suspends, and resumes when an iteration finishes;
+ * MR_lc_finish waits for every iteration. Unlike one spark per iteration, the iterations waiting
+ * to start cost nothing: they have not been created yet. */
+typedef struct MR_LoopControl MR_LoopControl;
+
+/* A loop control with `contexts` slots (0: --lc-contexts-per-engine x engines) in *out.
+ * Returns 0, MR_ENOTINIT, MR_EINVAL (out NULL or contexts > 65536), MR_ENOMEM. Any thread. */
+MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out);
+
+/* Run fn(env) as the loop's next iteration in a worker context, waiting (suspended) for a free
+ * slot. Returns 0; MR_EINVAL (lc or fn NULL); MR_ENOTENGINE (not called from a context);
+ * MR_ENOMEM or MR_ESHUTDOWN (the iteration did not start). */
+MR_EXTERN int MR_lc_spawn(MR_LoopControl *lc, MR_TaskFn fn, void *env);
+
+/* Wait until every iteration started on lc has finished, then free lc. Returns 0; MR_EINVAL;
+ * MR_ENOTENGINE (not called from a context: lc is left as it was). */
+MR_EXTERN int MR_lc_finish(MR_LoopControl *lc);
+
 /* ---- Contexts ------------------------------------------------------------------------------ */
 
 typedef struct MR_SpawnOptions {

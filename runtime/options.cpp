@@ -46,6 +46,10 @@ const Flag kFlags[] = {
      [](engine::Params *p, unsigned long long v) { p->small_stack_size = v * 1024; }},
     {"--poll-interval-us", nullptr, Kind::NUMBER, 1, 10000000, "microseconds",
      [](engine::Params *p, unsigned long long v) { p->poll_interval_us = static_cast<unsigned>(v); }},
+    {"--lc-contexts-per-engine", nullptr, Kind::NUMBER, 1, 1024, "contexts",
+     [](engine::Params *p, unsigned long long v) {
+       p->lc_contexts_per_engine = static_cast<unsigned>(v);
+     }},
     {"--granularity-factor", nullptr, Kind::NUMBER, 0, 1000000, "sparks per engine",
      [](engine::Params *p, unsigned long long v) {
        p->granularity_factor = static_cast<unsigned>(v);
