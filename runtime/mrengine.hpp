@@ -235,6 +235,48 @@ auto spawn(F f, int engine = -1)
   return out;
 }
 
+// Run f(i) for every i in [begin, end) with loop control: at most `contexts` iterations at once
+// (0: --lc-contexts-per-engine x engines), each in a context of its own. Returns when all have
+// finished; then rethrows the first exception an iteration threw (the others are dropped).
+// Context code only. Throws mr::error if the loop cannot be set up or an iteration not started.
+template <class Index, class F>
+void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
+  struct shared {
+    F *fn;
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;  // written by the iteration that set `failed` first
+  } sh{&f, {}, {}};
+  struct item {
+    shared *sh;
+    Index i;
+    static void run(void *p) noexcept {
+      std::unique_ptr<item> it(static_cast<item *>(p));
+      try {
+        (*it->sh->fn)(it->i);
+      } catch (...) {
+        // acq_rel: one writer of error; MR_lc_finish orders it before the rethrow.
+        if (!it->sh->failed.exchange(true, std::memory_order_acq_rel))
+          it->sh->error = std::current_exception();
+      }
+    }
+  };
+  MR_LoopControl *lc = nullptr;
+  int rc = MR_lc_create(contexts, &lc);
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+  for (Index i = begin; i < end; ++i) {
+    auto *it = new item{&sh, i};
+    rc = MR_lc_spawn(lc, &item::run, it);
+    if (rc != 0) {
+      delete it;
+      break;
+    }
+  }
+  int frc = MR_lc_finish(lc);
+  if (rc == 0) rc = frc;
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+  if (sh.error) std::rethrow_exception(sh.error);
+}
+
 }  // namespace mr
 
 #endif

@@ -123,6 +123,33 @@ START_TEST(test_spawn_carries_exceptions) {
 }
 END_TEST
 
+// parallel_for: every index once, never more contexts at once than asked, exceptions carried.
+START_TEST(test_parallel_for) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  constexpr int kN = 20000;
+  std::vector<std::atomic<int>> hits(kN);
+  std::atomic<int> alive{0}, peak{0};
+  mr::parallel_for(0, kN, [&](int i) {
+    int now = ++alive;
+    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+    }
+    hits[static_cast<std::size_t>(i)]++;
+    --alive;
+  }, 3);
+  for (auto &h : hits) ck_assert_int_eq(h.load(), 1);
+  ck_assert_int_le(peak.load(), 3);
+  try {
+    mr::parallel_for(0, 100, [](int i) {
+      if (i == 37) throw std::out_of_range("37");
+    });
+    ck_abort_msg("no exception");
+  } catch (const std::out_of_range &e) {
+    ck_assert_str_eq(e.what(), "37");
+  }
+}
+END_TEST
+
 START_TEST(test_parallel_invoke_many_branches) {
   MR_Config c = config(2);
   mr::runtime rt(&c);
@@ -199,6 +226,7 @@ int main(void) {
   tcase_add_test(tc, test_future_pipeline);
   tcase_add_test(tc, test_future_signal_twice_throws);
   tcase_add_test(tc, test_spawn_carries_exceptions);
+  tcase_add_test(tc, test_parallel_for);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
