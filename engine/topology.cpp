@@ -22,16 +22,10 @@ std::vector<int> allowed_pus_in(hwloc_topology_t t, hwloc_const_cpuset_t set,
   return out;
 }
 
-// Is there an object of type `type` whose cpuset holds both PUs?
-bool shared_by(hwloc_topology_t t, hwloc_obj_type_t type, int a, int b) {
-  int n = hwloc_get_nbobjs_by_type(t, type);
-  for (int i = 0; i < n; i++) {
-    hwloc_obj_t o = hwloc_get_obj_by_type(t, type, static_cast<unsigned>(i));
-    if (o && o->cpuset && hwloc_bitmap_isset(o->cpuset, static_cast<unsigned>(a)) &&
-        hwloc_bitmap_isset(o->cpuset, static_cast<unsigned>(b)))
-      return true;
-  }
-  return false;
+// Does PU a's ancestor of type `type` (a core or a cache) also hold PU b? O(depth).
+bool shared_by(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_type_t type, int b) {
+  hwloc_obj_t anc = hwloc_get_ancestor_obj_by_type(t, type, a);
+  return anc && anc->cpuset && hwloc_bitmap_isset(anc->cpuset, static_cast<unsigned>(b));
 }
 
 }  // namespace
@@ -82,29 +76,43 @@ std::vector<int> plan_pinning(hwloc_topology_t t, hwloc_const_cpuset_t allowed, 
   return plan;
 }
 
-int tier_between(hwloc_topology_t t, int a, int b) {
-  if (a < 0 || b < 0 || !t) return kTiers - 1;
-  if (a == b) return 0;
+namespace {
+
+// The tier of PU pb seen from PU pa (either nullptr: unknown place). O(depth).
+int tier_of(hwloc_topology_t t, hwloc_obj_t pa, hwloc_obj_t pb) {
+  if (!pa || !pb) return kTiers - 1;
+  if (pa == pb) return 0;
+  int b = static_cast<int>(pb->os_index);
   for (hwloc_obj_type_t ty : {HWLOC_OBJ_CORE, HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE})
-    if (shared_by(t, ty, a, b)) return 0;
-  if (shared_by(t, HWLOC_OBJ_L3CACHE, a, b)) return 1;
-  if (hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) > 1 &&
-      shared_by(t, HWLOC_OBJ_NUMANODE, a, b))
+    if (shared_by(t, pa, ty, b)) return 0;
+  if (shared_by(t, pa, HWLOC_OBJ_L3CACHE, b)) return 1;
+  // NUMA nodes are memory children, not ancestors: a PU's nodeset names its local nodes.
+  if (hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) > 1 && pa->nodeset && pb->nodeset &&
+      hwloc_bitmap_intersects(pa->nodeset, pb->nodeset))
     return 1;
   return kTiers - 1;
 }
 
+hwloc_obj_t pu_obj(hwloc_topology_t t, int pu) {
+  return pu < 0 || !t ? nullptr : hwloc_get_pu_obj_by_os_index(t, static_cast<unsigned>(pu));
+}
+
+}  // namespace
+
+int tier_between(hwloc_topology_t t, int a, int b) { return tier_of(t, pu_obj(t, a), pu_obj(t, b)); }
+
 std::vector<Order> steal_orders(hwloc_topology_t t, const std::vector<int> &pu) {
-  int n = static_cast<int>(pu.size());
-  std::vector<Order> orders(static_cast<std::size_t>(n));
-  for (int e = 0; e < n; e++) {
-    Order &o = orders[static_cast<std::size_t>(e)];
+  std::size_t n = pu.size();
+  std::vector<hwloc_obj_t> obj(n);  // looked up once: the lookup by OS index is a scan
+  for (std::size_t e = 0; e < n; e++) obj[e] = pu_obj(t, pu[e]);
+  std::vector<Order> orders(n);
+  std::vector<int> tier(n);
+  for (std::size_t e = 0; e < n; e++) {
+    for (std::size_t v = 0; v < n; v++) tier[v] = tier_of(t, obj[e], obj[v]);
+    Order &o = orders[e];
     for (int k = 0; k < kTiers; k++) {
-      for (int j = 1; j < n; j++) {
-        int v = (e + j) % n;
-        if (tier_between(t, pu[static_cast<std::size_t>(e)], pu[static_cast<std::size_t>(v)]) == k)
-          o.victims.push_back(v);
-      }
+      for (std::size_t j = 1; j < n; j++)
+        if (tier[(e + j) % n] == k) o.victims.push_back(static_cast<int>((e + j) % n));
       o.tier_end[k] = static_cast<int>(o.victims.size());
     }
   }
