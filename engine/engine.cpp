@@ -321,6 +321,21 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
   });
 }
 
+// Called only by the context running on engine e: suspend it until someone
+// resumes it. `publish(self)` runs on the scheduler's stack once self is saved, so it may make
+// self findable by whoever will resume it (J1); if it returns true instead, self is run again
+// at once. Joins, futures and loop control all wait through here.
+template <class F>
+void suspend_self(Engine *e, const char *what, F publish) {
+  Context *self = e->current;
+  MR_CHECK(self != nullptr, what);
+  self->suspended = true;
+  bump(e->stats.contexts_suspended);
+  switch_to_scheduler(e, self, [e, self, &publish] {
+    if (publish(self)) e->next_ctx = self;  // run_context counts the resumption
+  });
+}
+
 // ---- the idle loop ------------------------------------------------------------------------
 
 // Called only by engine e: give back its searching unit if it holds one.
@@ -754,16 +769,11 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
 }
 
 static void suspend_on_join(Engine *e, Join *j) {
-  Context *self = e->current;
-  MR_CHECK(self != nullptr, "join outside a context");
-  j->parent = self;
-  self->suspended = true;
-  bump(e->stats.contexts_suspended);
-  switch_to_scheduler(e, self, [e, self, j] {
+  j->parent = e->current;
+  suspend_self(e, "join outside a context", [j](Context *) {
     // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
-    // with the children that arrived meanwhile (J1).
-    if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      e->next_ctx = self;  // every child had arrived: resume at once (run_context counts it)
+    // with the children that arrived meanwhile (J1). Zero: every child had arrived.
+    return j->count.fetch_sub(1, std::memory_order_acq_rel) == 1;
   });
 }
 
@@ -850,6 +860,11 @@ void future_signal(Future *f, std::uintptr_t value) {
   }
 }
 
+bool future_is_signalled(const Future *f) {
+  // acquire: a caller that sees true may read what the signaller wrote before signalling.
+  return f->state.load(std::memory_order_acquire) == Future::kSignalled;
+}
+
 std::uintptr_t future_wait(Future *f) {
   // acquire: pairs with the signaller's exchange, so the value is visible.
   if (f->state.load(std::memory_order_acquire) == Future::kSignalled)
@@ -865,15 +880,11 @@ std::uintptr_t future_wait(Future *f) {
       while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
     sem_destroy(&sem);
   } else {
-    Context *self = e->current;
-    MR_CHECK(self != nullptr, "MR_future_wait outside a context");
-    w.ctx = self;
-    self->suspended = true;
-    bump(e->stats.contexts_suspended);
-    // Publish the waiter only once this context is saved (as J1): the signaller may resume it
-    // at once. If the future was signalled meanwhile, run this context again right away.
-    switch_to_scheduler(e, self, [e, self, f, &w] {
-      if (!add_waiter(f, &w)) e->next_ctx = self;
+    // Publish the waiter only once this context is saved: the signaller may resume it at
+    // once. If the future was signalled meanwhile, run this context again right away.
+    suspend_self(e, "MR_future_wait outside a context", [f, &w](Context *self) {
+      w.ctx = self;
+      return !add_waiter(f, &w);
     });
   }
   // acquire: pairs with the signaller's exchange (we were woken after it, or saw it in
@@ -911,23 +922,18 @@ LoopControl::Slot *lc_acquire(LoopControl *lc) {
       return s;
     }
   }
-  Engine *e = current();
-  Context *self = e->current;
-  MR_CHECK(self != nullptr, "loop control outside a context");
-  self->suspended = true;
-  bump(e->stats.contexts_suspended);
   LoopControl::Slot *got = nullptr;
-  // Publish the master only once it is saved (as J1); if a slot came free meanwhile, take it
-  // and run the master again at once.
-  switch_to_scheduler(e, self, [e, self, lc, &got] {
+  // Publish the master only once it is saved; if a slot came free meanwhile, take it and run
+  // the master again at once.
+  suspend_self(current(), "loop control outside a context", [lc, &got](Context *self) {
     std::lock_guard<std::mutex> lk(lc->lock);
     if (LoopControl::Slot *s = lc->free_slots) {
       lc->free_slots = s->next_free;
       got = s;
-      e->next_ctx = self;
-    } else {
-      lc->waiting = self;
+      return true;
     }
+    lc->waiting = self;
+    return false;
   });
   if (!got) {
     // Resumed by lc_release, which handed its slot over in lc->waiting's place.

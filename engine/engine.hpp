@@ -68,6 +68,9 @@ struct Future {
 // signal with the same value returns; with a different value it stops the process.
 void future_signal(Future *f, std::uintptr_t value);
 
+// Is f signalled (future_wait would not wait)? Any thread.
+bool future_is_signalled(const Future *f);
+
 // The value of f, suspending the calling context (or blocking the calling thread, if it is not
 // an engine) until f is signalled.
 std::uintptr_t future_wait(Future *f);

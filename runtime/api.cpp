@@ -148,10 +148,7 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f) {
 }
 
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f) {
-  if (!f) return 0;
-  // acquire: a caller that sees 1 may read what the signaller wrote before signalling.
-  return future_of(const_cast<MR_Future *>(f))->state.load(std::memory_order_acquire) ==
-         mr::engine::Future::kSignalled;
+  return f && mr::engine::future_is_signalled(reinterpret_cast<const mr::engine::Future *>(f));
 }
 
 MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out) {
