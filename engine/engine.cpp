@@ -421,30 +421,35 @@ void cpu_relax() {
 
 // Called only by engine e in STEALING with a searching unit. Returns work (and the engine
 // WORKING) or nullptr when the rounds are spent or a notification arrived.
+// Called only by engine e in STEALING: one steal attempt on v; work (the engine WORKING) or
+// nullptr.
+Context *try_steal(Engine *e, Engine *v) {
+  Task t;
+  bump(e->stats.steal_attempts);
+  if (v->deque.steal(t) != WsDeque::Steal::TAKEN) {
+    bump(e->stats.steal_failures);
+    return nullptr;
+  }
+  bump(e->stats.sparks_stolen);
+  become_working(e, v);
+  return context_for_spark(e, t);
+}
+
 Context *steal_rounds(Engine *e) {
   int rounds = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
   const topo::Order &o = e->order;
   for (int r = 0; r < rounds; r++) {
-    int first = e->advised_victim;
-    e->advised_victim = -1;
     // The advised victim first, then tier by tier, each tier from a rotating offset.
-    for (int k = -1; k < topo::kTiers; k++) {
-      int b = k < 0 ? 0 : o.tier_begin(k);
-      int size = k < 0 ? (first >= 0 ? 1 : 0) : o.tier_end[k] - b;
-      for (int j = 0; j < size; j++) {
-        Engine *v = k < 0 ? g->engines[first]
-                          : g->engines[o.victims[static_cast<std::size_t>(
-                                b + static_cast<int>((e->steal_offset + static_cast<unsigned>(j)) %
-                                                     static_cast<unsigned>(size)))]];
-        if (v == e) continue;
-        Task t;
-        bump(e->stats.steal_attempts);
-        if (v->deque.steal(t) == WsDeque::Steal::TAKEN) {
-          bump(e->stats.sparks_stolen);
-          become_working(e, v);
-          return context_for_spark(e, t);
-        }
-        bump(e->stats.steal_failures);
+    if (int first = e->advised_victim; first >= 0) {
+      e->advised_victim = -1;
+      if (Context *c = try_steal(e, g->engines[first])) return c;
+    }
+    for (int k = 0; k < topo::kTiers; k++) {
+      int b = o.tier_begin(k);
+      unsigned size = static_cast<unsigned>(o.tier_end[k] - b);
+      for (unsigned j = 0; j < size; j++) {
+        int v = o.victims[static_cast<std::size_t>(b) + (e->steal_offset + j) % size];
+        if (Context *c = try_steal(e, g->engines[v])) return c;
       }
     }
     e->steal_offset++;
