@@ -9,25 +9,32 @@
 
 namespace mr::engine {
 
-[[noreturn]] void fatal(const char *fmt, ...) {
+namespace {
+
+// Print "mrengine: <kind><message>" on stderr as one write.
+void report(const char *kind, const char *fmt, va_list ap) {
   char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::fprintf(stderr, "mrengine: %s%s\n", kind, buf);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+[[noreturn]] void fatal(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  report("", fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "mrengine: %s\n", buf);
-  std::fflush(stderr);
   std::abort();
 }
 
 void warning(bool quiet, const char *fmt, ...) {
   if (quiet) return;
-  char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  report("warning: ", fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "mrengine: warning: %s\n", buf);
 }
 
 }  // namespace mr::engine
