@@ -15,14 +15,8 @@
 
 enum { N = 10000 };
 
-static void start(int engines) {
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.engines = engines;
-  c.stack_size = 64 * 1024; /* 10^4 suspended contexts at once */
-  ck_assert_int_eq(MR_init(&c), 0);
-}
+/* 10^4 suspended contexts at once: small stacks. */
+#define STACK "--stack-size 64"
 
 static uint64_t suspended_total(void) {
   uint64_t t = 0;
@@ -44,7 +38,7 @@ static void chain_link(void *arg) {
 }
 
 START_TEST(test_chain_of_futures) {
-  start(1 + _i);
+  mr_test_start(1 + _i, STACK);
   for (int rep = 0; rep < 3; rep++) {
     for (int i = 0; i <= N; i++) MR_future_init(&chain[i]);
     /* Spawned last to first, so most links wait before their future is signalled. */
@@ -72,7 +66,7 @@ static void fan_waiter(void *arg) {
 
 /* Signal when all have started (most suspended) or at once (_i = 1: races with the waits). */
 START_TEST(test_fan_of_waiters) {
-  start(2);
+  mr_test_start(2, STACK);
   for (int rep = 0; rep < 3; rep++) {
     MR_future_init(&fan);
     atomic_store(&fan_started, 0);
@@ -93,7 +87,7 @@ END_TEST
 /* A wait after the signal returns at once, without suspending. */
 static MR_Future early;
 START_TEST(test_wait_after_signal_does_not_suspend) {
-  start(2);
+  mr_test_start(2, STACK);
   MR_future_init(&early);
   ck_assert(!MR_future_is_signalled(&early));
   MR_future_signal(&early, 42);
@@ -118,7 +112,7 @@ static void engine_side(void *arg) {
 }
 
 START_TEST(test_foreign_threads_wait_and_signal) {
-  start(2);
+  mr_test_start(2, STACK);
   for (int rep = 0; rep < 200; rep++) {
     MR_future_init(&to_foreign);
     MR_future_init(&from_foreign);
@@ -135,7 +129,7 @@ END_TEST
 
 /* ---- double signals ---- */
 START_TEST(test_same_value_twice_is_allowed) {
-  start(1);
+  mr_test_start(1, STACK);
   MR_Future f = MR_FUTURE_INIT;
   MR_future_signal(&f, 5);
   MR_future_signal(&f, 5);
@@ -145,7 +139,7 @@ START_TEST(test_same_value_twice_is_allowed) {
 END_TEST
 
 START_TEST(test_different_value_twice_stops) {
-  start(1);
+  mr_test_start(1, STACK);
   MR_Future f = MR_FUTURE_INIT;
   MR_future_signal(&f, 5);
   FILE *err = tmpfile();

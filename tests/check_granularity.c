@@ -19,19 +19,11 @@ START_TEST(test_view_layout_is_frozen) {
 }
 END_TEST
 
-static void start(const char *opts) {
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.options = opts;
-  ck_assert_int_eq(MR_init(&c), 0);
-}
-
 static void nothing(void *env) { (void)env; }
 
 /* One engine (no thief), factor 3: the answer is "spark" while fewer than 3 sparks wait. */
 START_TEST(test_threshold_is_factor_times_engines) {
-  start("-P 1 --granularity-factor 3");
+  mr_test_start(0, "-P 1 --granularity-factor 3");
   ck_assert_ptr_nonnull(MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->spark_threshold, 3);
   ck_assert_uint_eq(MR_engine_view->version, MR_ENGINE_VIEW_VERSION);
@@ -50,10 +42,10 @@ START_TEST(test_threshold_is_factor_times_engines) {
 END_TEST
 
 START_TEST(test_default_factor_and_zero) {
-  start("-P 2");
+  mr_test_start(0, "-P 2");
   ck_assert_uint_eq(MR_engine_view->spark_threshold, 16); /* 8 x 2 engines */
   ck_assert_int_eq(MR_shutdown(), 0);
-  start("-P 2 --granularity-factor=0");
+  mr_test_start(0, "-P 2 --granularity-factor=0");
   ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), 0); /* never spark */
   ck_assert_int_eq(MR_shutdown(), 0);
 }
@@ -65,7 +57,7 @@ static void *foreign(void *out) {
 }
 
 START_TEST(test_not_an_engine_says_no) {
-  start("-P 2");
+  mr_test_start(0, "-P 2");
   int r = -1;
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, foreign, &r), 0);
@@ -104,7 +96,7 @@ static long gfib(int n) {
 
 START_TEST(test_fib_with_the_test) {
   static const char *opts[] = {"-P 1", "-P 2", "-P 4"};
-  start(opts[_i]);
+  mr_test_start(0, opts[_i]);
   for (int rep = 0; rep < 10; rep++) ck_assert_int_eq(gfib(24), 46368);
   ck_assert_int_eq(MR_shutdown(), 0);
 }

@@ -9,15 +9,6 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-static void start(int engines, const char *opts) {
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.engines = engines;
-  c.options = opts;
-  ck_assert_int_eq(MR_init(&c), 0);
-}
-
 static atomic_int alive, max_alive;
 static atomic_ulong sum;
 static unsigned char *ran;
@@ -49,7 +40,7 @@ static void run_loop(long n, unsigned slots) {
 }
 
 START_TEST(test_million_iterations_in_bounded_contexts) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   run_loop(1000000, 3);
   ck_assert_int_le(atomic_load(&max_alive), 3);
   ck_assert_int_ge(atomic_load(&max_alive), 1);
@@ -59,7 +50,7 @@ END_TEST
 
 /* 0 slots: --lc-contexts-per-engine x engines. */
 START_TEST(test_default_slots_from_option) {
-  start(2, "--lc-contexts-per-engine 2");
+  mr_test_start(2, "--lc-contexts-per-engine 2");
   for (int rep = 0; rep < 20; rep++) {
     run_loop(5000, 0);
     ck_assert_int_le(atomic_load(&max_alive), 4);
@@ -77,7 +68,7 @@ static void ordered(void *env) {
   last_seen = i;
 }
 START_TEST(test_one_slot_is_sequential) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   MR_LoopControl *lc;
   ck_assert_int_eq(MR_lc_create(1, &lc), 0);
   for (long i = 0; i < 20000; i++) ck_assert_int_eq(MR_lc_spawn(lc, ordered, (void *)(intptr_t)i), 0);
@@ -96,7 +87,7 @@ static void *from_foreign(void *lc) {
 START_TEST(test_errors) {
   MR_LoopControl *lc = NULL;
   ck_assert_int_eq(MR_lc_create(2, &lc), MR_ENOTINIT);
-  start(2, NULL);
+  mr_test_start(2, NULL);
   ck_assert_int_eq(MR_lc_create(2, NULL), MR_EINVAL);
   ck_assert_int_eq(MR_lc_create(1u << 20, &lc), MR_EINVAL);
   ck_assert_int_eq(MR_lc_create(2, &lc), 0);

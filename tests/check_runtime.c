@@ -14,50 +14,19 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-static void start(int engines, const char *extra) {
-  char opts[128];
-  snprintf(opts, sizeof opts, "-P %d %s", engines, extra ? extra : "");
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.options = opts;
-  ck_assert_int_eq(MR_init(&c), 0);
-  ck_assert_int_eq(MR_num_engines(), engines);
-}
-
 static void sleep_ms(int ms) {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&t, NULL);
 }
 
-/* ---- fib through nested parallel conjunctions ---- */
-struct fib_arg {
-  int n;
-  long r;
-};
-static long pfib(int n);
-static void fib_branch(void *env) {
-  struct fib_arg *a = env;
-  a->r = pfib(a->n);
-}
-static long pfib(int n) {
-  if (n < 2) return n;
-  MR_SyncTerm st;
-  struct fib_arg a = {n - 1, 0};
-  MR_sync_term_init(&st, 2);
-  MR_fork_new_child(&st, fib_branch, &a);
-  long b = pfib(n - 2);
-  MR_join_and_continue(&st);
-  return a.r + b;
-}
 static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
 
 static const int kEngines[] = {1, 2, 4};
 
 START_TEST(test_fib_on_1_2_4_engines) {
-  start(kEngines[_i], NULL);
-  for (int n = 0; n <= 24; n += 3) ck_assert_int_eq(pfib(n), sfib(n));
-  for (int rep = 0; rep < 5; rep++) ck_assert_int_eq(pfib(25), 75025);
+  mr_test_start(kEngines[_i], NULL);
+  for (int n = 0; n <= 24; n += 3) ck_assert_int_eq(mr_test_pfib(n), sfib(n));
+  for (int rep = 0; rep < 5; rep++) ck_assert_int_eq(mr_test_pfib(25), 75025);
   /* At a quiescent point every pushed spark was run once, here or by a thief. */
   unsigned long long pushed = 0, ran = 0;
   for (int e = 0; e < MR_num_engines(); e++) {
@@ -78,7 +47,7 @@ static atomic_int branch_hits[64];
 static void mark_branch(void *env) { atomic_fetch_add(&branch_hits[(intptr_t)env], 1); }
 
 START_TEST(test_wide_conjunction_runs_each_branch_once) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   for (int rep = 0; rep < 2000; rep++) {
     int width = 1 + rep % 64;
     for (int i = 0; i < 64; i++) atomic_store(&branch_hits[i], 0);
@@ -100,12 +69,12 @@ static void count_run(void *arg) {
   atomic_fetch_add(&spawned_runs, 1);
 }
 static void spawn_fib(void *arg) {
-  ck_assert_int_eq(pfib(15), 610);
+  ck_assert_int_eq(mr_test_pfib(15), 610);
   count_run(arg);
 }
 
 START_TEST(test_shutdown_waits_for_spawned_contexts) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   atomic_store(&spawned_runs, 0);
   for (int i = 0; i < 2000; i++) ck_assert_int_eq(MR_spawn(i % 2 ? count_run : spawn_fib, NULL, NULL), 0);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -119,13 +88,13 @@ static atomic_int wrong_engine, bound_done;
 static void bound_body(void *arg) {
   int k = (int)(intptr_t)arg;
   if (MR_engine_id() != k) atomic_fetch_add(&wrong_engine, 1);
-  ck_assert_int_eq(pfib(12), 144);
+  ck_assert_int_eq(mr_test_pfib(12), 144);
   if (MR_engine_id() != k) atomic_fetch_add(&wrong_engine, 1);
   atomic_fetch_add(&bound_done, 1);
 }
 
 START_TEST(test_bound_contexts_stay_on_their_engine) {
-  start(3, NULL);
+  mr_test_start(3, NULL);
   atomic_store(&wrong_engine, 0);
   atomic_store(&bound_done, 0);
   MR_SpawnOptions o;
@@ -142,7 +111,7 @@ START_TEST(test_bound_contexts_stay_on_their_engine) {
 END_TEST
 
 START_TEST(test_spawn_argument_errors) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   MR_SpawnOptions o;
   MR_spawn_options_default(&o);
   ck_assert_int_eq(MR_spawn(NULL, NULL, NULL), MR_EINVAL);
@@ -168,7 +137,7 @@ static void *foreign_id(void *out) {
 
 START_TEST(test_engine_ids) {
   ck_assert_int_eq(MR_engine_id(), -1);
-  start(2, NULL);
+  mr_test_start(2, NULL);
   ck_assert_int_eq(MR_engine_id(), 0);
   int id = 7;
   pthread_t t;
@@ -222,15 +191,15 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
     struct timespec t0, t1;
     switch (_i) {
       case 0:
-        start(3, "--spin-rounds 0");
+        mr_test_start(3, "--spin-rounds 0");
         sleep_ms(20);
         break;
       case 1:
-        start(3, "--spin-rounds 1000000");
+        mr_test_start(3, "--spin-rounds 1000000");
         sleep_ms(5);
         break;
       case 2: {
-        start(3, NULL);
+        mr_test_start(3, NULL);
         atomic_store(&stop_busy, 0);
         ck_assert_int_eq(MR_spawn(busy_until_flag, NULL, NULL), 0);
         pthread_t t;
@@ -239,12 +208,12 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
         break;
       }
       case 3:
-        start(3, NULL);
+        mr_test_start(3, NULL);
         sleep_ms(5);
-        ck_assert_int_eq(pfib(10), 55);
+        ck_assert_int_eq(mr_test_pfib(10), 55);
         break;
       default:
-        start(3, "--poll-interval-us 50 --spin-rounds 1");
+        mr_test_start(3, "--poll-interval-us 50 --spin-rounds 1");
         sleep_ms(3);
         break;
     }
@@ -272,7 +241,7 @@ static void *fork_from_foreign(void *arg) {
 }
 
 START_TEST(test_fork_from_foreign_thread_stops) {
-  start(2, NULL);
+  mr_test_start(2, NULL);
   pthread_t t;
   pthread_create(&t, NULL, fork_from_foreign, NULL);
   pthread_join(t, NULL);

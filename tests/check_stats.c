@@ -12,17 +12,6 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-static void start(int engines, const char *extra) {
-  char opts[160];
-  snprintf(opts, sizeof opts, "-P %d %s", engines, extra ? extra : "");
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.options = opts;
-  ck_assert_int_eq(MR_init(&c), 0);
-  ck_assert_int_eq(MR_num_engines(), engines);
-}
-
 static int allowed_cpus(void) {
   cpu_set_t set;
   ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
@@ -46,27 +35,6 @@ static char *read_all(FILE *f) {
   rewind(f);
   ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
   return buf;
-}
-
-/* ---- fib, for work ---- */
-struct fib_arg {
-  int n;
-  long r;
-};
-static long pfib(int n);
-static void fib_branch(void *env) {
-  struct fib_arg *a = env;
-  a->r = pfib(a->n);
-}
-static long pfib(int n) {
-  if (n < 2) return n;
-  MR_SyncTerm st;
-  struct fib_arg a = {n - 1, 0};
-  MR_sync_term_init(&st, 2);
-  MR_fork_new_child(&st, fib_branch, &a);
-  long b = pfib(n - 2);
-  MR_join_and_continue(&st);
-  return a.r + b;
 }
 
 /* ---- pinning ---- */
@@ -108,7 +76,7 @@ static void check_pinned(int engines) {
 START_TEST(test_pinning_binds_every_engine) {
   const char *mode = _i == 0 ? "--thread-pinning=cores" : "--thread-pinning pus";
   int n = allowed_cpus() < 2 ? 1 : 2;
-  start(n, mode);
+  mr_test_start(n, mode);
   check_pinned(n);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
@@ -118,7 +86,7 @@ END_TEST
 START_TEST(test_pinning_restores_callers_affinity) {
   cpu_set_t before, during, after;
   ck_assert_int_eq(sched_getaffinity(0, sizeof before, &before), 0);
-  start(1, "--thread-pinning=cores");
+  mr_test_start(1, "--thread-pinning=cores");
   ck_assert_int_eq(sched_getaffinity(0, sizeof during, &during), 0);
   ck_assert_int_eq(CPU_COUNT(&during), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -131,13 +99,13 @@ END_TEST
 START_TEST(test_pinning_more_engines_than_pus_warns) {
   FILE *f = capture_stderr();
   int n = allowed_cpus() + 1;
-  start(n, _i == 0 ? "--thread-pinning=pus" : "--thread-pinning=cores");
+  mr_test_start(n, _i == 0 ? "--thread-pinning=pus" : "--thread-pinning=cores");
   for (int e = 0; e < n; e++) {
     int cpu = 0;
     ck_assert_int_eq(MR_engine_cpu(e, &cpu), 0);
     ck_assert_int_eq(cpu, -1);
   }
-  ck_assert_int_eq(pfib(15), 610);
+  ck_assert_int_eq(mr_test_pfib(15), 610);
   ck_assert_int_eq(MR_shutdown(), 0);
   char *err = read_all(f);
   ck_assert_msg(strstr(err, "mrengine: warning: --thread-pinning=") != NULL, "stderr: %s", err);
@@ -166,7 +134,7 @@ END_TEST
 START_TEST(test_engine_cpu_errors) {
   int cpu = 5;
   ck_assert_int_eq(MR_engine_cpu(0, &cpu), MR_ENOTINIT);
-  start(2, NULL);
+  mr_test_start(2, NULL);
   ck_assert_int_eq(MR_engine_cpu(0, NULL), MR_EINVAL);
   ck_assert_int_eq(MR_engine_cpu(2, &cpu), MR_ERANGE);
   ck_assert_int_eq(MR_engine_cpu(-1, &cpu), MR_ERANGE);
@@ -208,15 +176,15 @@ static struct totals sum_stats(void) {
 /* After each conjunction has joined, every spark pushed was run exactly once (here or stolen)
  * and every context that suspended was resumed. */
 START_TEST(test_counters_balance) {
-  start(2 + _i, NULL);
+  mr_test_start(2 + _i, NULL);
   for (int rep = 0; rep < 30; rep++) {
-    ck_assert_int_eq(pfib(16), 987);
+    ck_assert_int_eq(mr_test_pfib(16), 987);
     struct totals t = sum_stats();
     ck_assert_uint_eq(t.pushed, t.local + t.stolen);
     ck_assert_uint_eq(t.suspended, t.resumed);
     ck_assert_uint_ge(t.attempts, t.failures);
     ck_assert_uint_ge(t.attempts - t.failures, t.stolen);
-    ck_assert_uint_eq(t.pushed, (uint64_t)(rep + 1) * 1596); /* pfib(n) makes fib(n+1)-1 sparks */
+    ck_assert_uint_eq(t.pushed, (uint64_t)(rep + 1) * 1596); /* fib(n+1)-1 sparks */
   }
   ck_assert_int_eq(MR_shutdown(), 0);
 }
@@ -224,16 +192,16 @@ END_TEST
 
 static void idle_then_fib(void *arg) {
   (void)arg;
-  ck_assert_int_eq(pfib(12), 144);
+  ck_assert_int_eq(mr_test_pfib(12), 144);
 }
 
 /* The --stats table printed at MR_shutdown: one row per engine and a total row that is their
  * sum; sparks balance, and every notification sent was received. */
 START_TEST(test_stats_table_at_shutdown) {
   FILE *f = capture_stderr();
-  start(3, "--stats --spin-rounds 1");
+  mr_test_start(3, "--stats --spin-rounds 1");
   for (int rep = 0; rep < 20; rep++) {
-    ck_assert_int_eq(pfib(14), 377);
+    ck_assert_int_eq(mr_test_pfib(14), 377);
     usleep(2000); /* let engines fall asleep, so that work must wake them */
     MR_SpawnOptions o;
     MR_spawn_options_default(&o);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mrengine.h"
+
 /* Run one suite in fork mode (unless CK_FORK=no, for gdb/valgrind) and return the exit status. */
 static inline int mr_test_run(Suite *s) {
   SRunner *sr = srunner_create(s);
@@ -20,6 +22,48 @@ static inline TCase *mr_tcase(const char *name, double timeout) {
   TCase *tc = tcase_create(name);
   tcase_set_timeout(tc, timeout);
   return tc;
+}
+
+/* Start the runtime for a test: `engines` engines (0: as `opts` or the machine decides), the
+ * options text `opts` (may be NULL), MRENGINE_OPTIONS ignored. Fails the test if MR_init fails
+ * or the number of engines differs. */
+static inline void mr_test_start(int engines, const char *opts) {
+  char text[256];
+  MR_Config c;
+  /* Engines go in the options text, as a user would write them. */
+  if (engines > 0)
+    snprintf(text, sizeof text, "-P %d %s", engines, opts ? opts : "");
+  else
+    snprintf(text, sizeof text, "%s", opts ? opts : "");
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV;
+  c.options = text;
+  ck_assert_int_eq(MR_init(&c), 0);
+  if (engines > 0) ck_assert_int_eq(MR_num_engines(), engines);
+}
+
+/* fib(n) with one spark per call through nested parallel conjunctions: fib(n+1)-1 sparks. */
+struct mr_test_fib_arg {
+  int n;
+  long r;
+};
+static inline long mr_test_pfib(int n);
+static inline void mr_test_fib_branch(void *env) {
+  struct mr_test_fib_arg *a = (struct mr_test_fib_arg *)env;
+  a->r = mr_test_pfib(a->n);
+}
+static inline long mr_test_pfib(int n) {
+  MR_SyncTerm st;
+  struct mr_test_fib_arg a;
+  long b;
+  if (n < 2) return n;
+  a.n = n - 1;
+  a.r = 0;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, mr_test_fib_branch, &a);
+  b = mr_test_pfib(n - 2);
+  MR_join_and_continue(&st);
+  return a.r + b;
 }
 
 #endif
