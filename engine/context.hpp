@@ -9,6 +9,8 @@
 #ifndef MR_ENGINE_CONTEXT_HPP
 #define MR_ENGINE_CONTEXT_HPP
 
+#include <semaphore.h>
+
 #include <boost/context/fiber.hpp>
 
 #include <cstddef>
@@ -17,7 +19,9 @@
 
 namespace mr::engine {
 
-enum class StackKind : unsigned char { REGULAR, SMALL, PRIMORDIAL };
+// FOREIGN: not a context at all but a thread that is not an engine, waiting at a join on its
+// semaphore `wake` (its Context record lives on that thread's stack).
+enum class StackKind : unsigned char { REGULAR, SMALL, PRIMORDIAL, FOREIGN };
 
 struct Context {
   // The saved continuation while the context is suspended or free; empty while it runs.
@@ -32,6 +36,7 @@ struct Context {
   // count each suspension and each resumption once. Ordered like `fiber`.
   bool suspended = false;
   Context *next = nullptr;   // intrusive link: run queues and free caches
+  sem_t *wake = nullptr;     // FOREIGN only: posted once to resume the waiting thread
 };
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of

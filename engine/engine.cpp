@@ -57,7 +57,8 @@ struct alignas(64) Counters {
   std::atomic<std::uint64_t> sparks_pushed{0}, sparks_run_local{0}, sparks_stolen{0},
       steal_attempts{0}, steal_failures{0}, sleeps{0}, wakeups[kNumActions]{},
       spurious_wakeups{0}, notifications_sent{0}, notifications_dropped{0},
-      contexts_created{0}, contexts_reused{0}, contexts_suspended{0}, contexts_resumed{0};
+      contexts_created{0}, contexts_reused{0}, contexts_suspended{0}, contexts_resumed{0},
+      sparks_injected{0};
 };
 
 inline void bump(std::atomic<std::uint64_t> &c) {
@@ -110,6 +111,7 @@ struct Runtime {
   int n = 0;
   Engine **engines = nullptr;
   RunQueue shared;               // unbound runnable contexts
+  Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;
   // Set once by stop() (seq_cst store, proof P4); read by every idle loop.
   std::atomic<bool> shutdown{false};
@@ -205,7 +207,7 @@ Context *context_for_spark(Engine *e, const Task &t) {
 bool work_visible(const Engine *self) {
   for (int i = 0; i < g->n; i++)
     if (g->engines[i]->deque.size_estimate() > 0) return true;
-  if (g->shared.maybe_nonempty()) return true;
+  if (g->shared.maybe_nonempty() || g->injector.maybe_nonempty()) return true;
   return self && self->bound.maybe_nonempty();
 }
 
@@ -265,8 +267,12 @@ inline void maybe_wake(int origin) {
 
 // ---- scheduling contexts -----------------------------------------------------------------
 
-// Make a suspended context runnable. Any thread.
+// Make a suspended context runnable (or resume a thread waiting at a join). Any thread.
 void schedule(Context *c) {
+  if (c->kind == StackKind::FOREIGN) {
+    sem_post(c->wake);  // c is on the waiter's stack: not touched after the post
+    return;
+  }
   Engine *self = t_engine;
   if (c->bound < 0) {
     g->shared.push(c);
@@ -399,7 +405,18 @@ void become_working(Engine *e, const Engine *victim) {
   after_found_work(e, victim);
 }
 
-// Called only by engine e: a context from the queues, or a spark from its own deque.
+// Called only by engine e: a spark from the injector in a context, or nullptr.
+Context *take_injected(Engine *e) {
+  Injected *n = g->injector.pop();
+  if (!n) return nullptr;
+  Task t = n->task;
+  delete n;
+  bump(e->stats.sparks_injected);
+  return context_for_spark(e, t);
+}
+
+// Called only by engine e: a context from the queues, or a spark from its own deque or the
+// injector. Foreign sparks wait until an engine runs out of its own.
 Context *take_local(Engine *e) {
   if (Context *c = e->bound.pop()) return c;
   if (Context *c = g->shared.pop()) return c;
@@ -408,7 +425,7 @@ Context *take_local(Engine *e) {
     bump(e->stats.sparks_run_local);
     return context_for_spark(e, t);
   }
-  return nullptr;
+  return take_injected(e);
 }
 
 void cpu_relax() {
@@ -453,10 +470,18 @@ Context *steal_rounds(Engine *e) {
       }
     }
     e->steal_offset++;
-    if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {
+    if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty() ||
+        g->injector.maybe_nonempty()) {
       if (Context *c = e->bound.pop(); c || (c = g->shared.pop())) {
         become_working(e, nullptr);
         return c;
+      }
+      if (Injected *n = g->injector.pop()) {
+        Task t = n->task;
+        delete n;
+        bump(e->stats.sparks_injected);
+        become_working(e, nullptr);
+        return context_for_spark(e, t);
       }
     }
     // acquire: pairs with a notifier's release store of NOTIFIED.
@@ -620,7 +645,8 @@ Context *find_work(Engine *e) {
       MR_CHECK(e->holds_search_unit, "an engine is stealing without a searching unit");
       if (g->n > 1) {
         if (Context *c = steal_rounds(e)) return c;
-      } else if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty()) {
+      } else if (g->shared.maybe_nonempty() || e->bound.maybe_nonempty() ||
+                 g->injector.maybe_nonempty()) {
         continue;
       }
       if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) continue;
@@ -713,7 +739,7 @@ static void finish_task(Context *self, Join *j) {
   // continuation are visible (J1).
   if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Context *p = j->parent;
-    if (p->bound < 0 || p->bound == e->id) {
+    if (p->kind != StackKind::FOREIGN && (p->bound < 0 || p->bound == e->id)) {
       // The parent may run here: switch straight to it; self goes to the free cache.
       p->suspended = false;
       bump(e->stats.contexts_resumed);
@@ -763,9 +789,23 @@ bool running() { return g_running.load(std::memory_order_acquire); }
 
 int num_engines() { return running() ? g->n : 0; }
 
+// A spark from a thread that is not an engine: into the injector, then the post-work check.
+static void inject(const Task &t) {
+  auto *n = new (std::nothrow) Injected{t, nullptr};
+  if (!n) fatal("out of memory while submitting a spark from a thread that is not an engine");
+  g->injector.push(n);
+  // seq_cst fence: proof P1, the injector's push fence (push the spark, then read the census).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  maybe_wake(-1);
+}
+
 void fork(Join *j, MR_TaskFn fn, void *env) {
   Engine *e = current();
-  if (!e) fatal("MR_fork_new_child called from a thread that is not an engine");
+  if (!e) {
+    if (!running()) fatal("MR_fork_new_child called while the runtime is not running");
+    inject(Task{fn, env, j});
+    return;
+  }
   e->deque.push(Task{fn, env, j});
   bump(e->stats.sparks_pushed);
   // seq_cst fence: proof P1 (push the spark, then read the census).
@@ -782,9 +822,30 @@ static void suspend_on_join(Engine *e, Join *j) {
   });
 }
 
+// The join of a thread that is not an engine: it blocks on a semaphore of its own until the
+// last child posts it (J1, with no continuation to save).
+static void join_wait_foreign(Join *j) {
+  sem_t sem;
+  sem_init(&sem, 0, 0);
+  Context w;
+  w.kind = StackKind::FOREIGN;
+  w.wake = &sem;
+  j->parent = &w;
+  // acq_rel: release publishes j->parent to the last child; acquire pairs with the children's
+  // release arrivals (their results become visible). Zero: every child had arrived.
+  if (j->count.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+  // The post came after the last child's acq_rel arrival, and sem_wait synchronises with it.
+  sem_destroy(&sem);
+}
+
 void join_wait(Join *j) {
   Engine *e = current();
-  if (!e) fatal("MR_join_and_continue called from a thread that is not an engine");
+  if (!e) {
+    if (!running()) fatal("MR_join_and_continue called while the runtime is not running");
+    join_wait_foreign(j);
+    return;
+  }
   for (;;) {
     // acquire: pairs with the children's release arrivals (their results become visible).
     if (j->count.load(std::memory_order_acquire) == 1) return;
@@ -1051,6 +1112,7 @@ void stats_get(int i, MR_EngineStats *out) {
   s.contexts_reused = rd(c.contexts_reused);
   s.contexts_suspended = rd(c.contexts_suspended);
   s.contexts_resumed = rd(c.contexts_resumed);
+  s.sparks_injected = rd(c.sparks_injected);
   std::size_t n = out->size < sizeof s ? out->size : sizeof s;
   std::memcpy(out, &s, n);
 }
@@ -1109,9 +1171,9 @@ int engine_cpu(int i) { return g->engines[i]->pu; }
 
 void print_stats(FILE *out) {
   // Rows: each engine, then the totals. Columns: the counters, each as wide as its widest figure.
-  constexpr int kCols = 13 + kNumActions;
+  constexpr int kCols = 14 + kNumActions;
   static const char *const names[kCols] = {
-      "pushed", "local", "stolen", "steals", "failed", "sleeps", "spurious", "sent", "dropped",
+      "pushed", "local", "stolen", "inject", "steals", "failed", "sleeps", "spurious", "sent", "dropped",
       "created", "reused", "suspend", "resume", "w:ctx", "w:adv", "w:steal", "w:shut"};
   std::vector<std::uint64_t> v(static_cast<std::size_t>((g->n + 1) * kCols), 0);
   for (int i = 0; i < g->n; i++) {
@@ -1120,6 +1182,7 @@ void print_stats(FILE *out) {
     stats_get(i, &st);
     const std::uint64_t row[kCols] = {
         st.sparks_pushed,      st.sparks_run_local,      st.sparks_stolen,
+        st.sparks_injected,
         st.steal_attempts,     st.steal_failures,        st.sleeps,
         st.spurious_wakeups,   st.notifications_sent,    st.notifications_dropped,
         st.contexts_created,   st.contexts_reused,       st.contexts_suspended,

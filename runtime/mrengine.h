@@ -128,17 +128,19 @@ typedef struct MR_SyncTerm {
 } MR_SyncTerm;
 
 /* Prepare st for a conjunction of `conjuncts` branches (>= 1): the caller runs one of them itself
- * and forks conjuncts-1 with MR_fork_new_child. Context code only. */
+ * and forks conjuncts-1 with MR_fork_new_child. Any thread. */
 MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts);
 
 /* Push a spark {fn, env, st} on the current engine's deque: fn(env) will run, here or on another
- * engine, before MR_join_and_continue(st) returns. Called only from code running on an engine
- * (a context); stops the process with a message otherwise. */
+ * engine, before MR_join_and_continue(st) returns. From a thread that is not an engine the spark
+ * goes to the runtime's injector, from which an engine that has no sparks of its own takes it.
+ * Any thread while the runtime runs; stops the process with a message otherwise. */
 MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env);
 
 /* Called by the context that initialised st, after its own branch: returns once every forked
  * branch has finished. Meanwhile it runs its own sparks inline while they are still on its
- * engine's deque; if one was stolen it suspends the context and the engine does other work. */
+ * engine's deque; if one was stolen it suspends the context and the engine does other work.
+ * A thread that is not an engine blocks until the last branch has finished. */
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st);
 
 /* ---- The granularity test for generated code ----------------------------------------------- */
@@ -270,6 +272,7 @@ typedef struct MR_EngineStats {
   uint64_t contexts_reused;    /* contexts it took from a free cache */
   uint64_t contexts_suspended; /* contexts that suspended on this engine */
   uint64_t contexts_resumed;   /* suspended contexts resumed on this engine */
+  uint64_t sparks_injected;    /* sparks submitted by threads that are not engines, run here */
 } MR_EngineStats;
 
 /* Notification kinds (the index into MR_EngineStats.wakeups). */

@@ -107,8 +107,9 @@ struct branch {
 
 // Run every callable (each invocable with no arguments) as one parallel conjunction: the first
 // on the calling context, the others as sparks that idle engines may steal. Returns when all have
-// finished; rethrows the first exception (in argument order) any of them threw. Context code
-// only (the primordial context, a spawned context, or a branch).
+// finished; rethrows the first exception (in argument order) any of them threw. Any thread
+// while the runtime runs: from a thread that is not an engine the others go to the injector and
+// the caller blocks until they finish.
 template <class F, class... Fs>
 void parallel_invoke(F &&first, Fs &&...rest) {
   MR_SyncTerm st;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mrengine.hpp"
@@ -202,6 +203,33 @@ START_TEST(test_first_branch_exception_wins) {
 }
 END_TEST
 
+// parallel_invoke from threads that are not engines: the branches go through the injector, the
+// caller blocks, and an exception still reaches it.
+START_TEST(test_parallel_invoke_from_foreign_threads) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  std::vector<long> got(4, 0);
+  std::atomic<int> caught{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&, t] {
+      ck_assert_int_eq(mr::engine_id(), -1);
+      got[static_cast<std::size_t>(t)] = fib(16 + t);
+      try {
+        mr::parallel_invoke([] {}, [] { throw std::runtime_error("foreign"); });
+      } catch (const std::runtime_error &e) {
+        if (std::string(e.what()) == "foreign") caught++;
+      }
+    });
+  for (auto &th : threads) th.join();
+  ck_assert_int_eq(got[0], 987);
+  ck_assert_int_eq(got[1], 1597);
+  ck_assert_int_eq(got[2], 2584);
+  ck_assert_int_eq(got[3], 4181);
+  ck_assert_int_eq(caught.load(), 4);
+}
+END_TEST
+
 START_TEST(test_runtime_error_is_an_exception) {
   setenv("MRENGINE_OPTIONS", "-P banana", 1);
   MR_Config c;
@@ -229,6 +257,7 @@ int main(void) {
   tcase_add_test(tc, test_parallel_for);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
+  tcase_add_test(tc, test_parallel_invoke_from_foreign_threads);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
