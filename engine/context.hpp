@@ -37,6 +37,10 @@ struct Context {
   bool suspended = false;
   Context *next = nullptr;   // intrusive link: run queues and free caches
   sem_t *wake = nullptr;     // FOREIGN only: posted once to resume the waiting thread
+  // Blocking regions: how deep the context is in nested MR_blocking_begin calls, and whether the
+  // outermost moved it to a backup thread. Read and written only by the context itself.
+  unsigned blocking_depth = 0;
+  bool offloaded = false;
 };
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of

@@ -58,7 +58,7 @@ struct alignas(64) Counters {
       steal_attempts{0}, steal_failures{0}, sleeps{0}, wakeups[kNumActions]{},
       spurious_wakeups{0}, notifications_sent{0}, notifications_dropped{0},
       contexts_created{0}, contexts_reused{0}, contexts_suspended{0}, contexts_resumed{0},
-      sparks_injected{0};
+      sparks_injected{0}, blocking_offloaded{0}, blocking_inline{0};
 };
 
 inline void bump(std::atomic<std::uint64_t> &c) {
@@ -104,6 +104,19 @@ struct Engine {
   alignas(64) RunQueue bound;    // contexts bound to this engine
 };
 
+// A backup thread: it runs one context in a blocking region at a time, off every engine
+// (doc/design.md, "Blocking regions").
+struct Backup {
+  pthread_t thread{};
+  sem_t go;                      // posted once per context handed over, and once to exit
+  // Written by whoever hands a context over, before the post; read by the backup after its
+  // wait (sem_post/sem_wait order them). nullptr with `exit` set: leave.
+  Context *ctx = nullptr;
+  bool exit = false;
+  boost::context::fiber home;    // the backup's own continuation while it runs ctx
+  Backup *next_idle = nullptr;   // protected by Runtime::backup_lock
+};
+
 namespace {
 
 struct Runtime {
@@ -127,6 +140,9 @@ struct Runtime {
   std::atomic<std::uint64_t> sleep_clock{0};
   sem_t started;                 // posted by each engine thread once it is bound and running
   bool started_init = false;
+  std::mutex backup_lock;        // protects the three fields below
+  Backup *idle_backups = nullptr;
+  std::vector<Backup *> backups; // every backup thread created, to join at stop
 };
 
 Runtime *g = nullptr;
@@ -135,6 +151,8 @@ Runtime *g = nullptr;
 std::atomic<bool> g_running{false};
 
 thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
+// The backup record of a backup thread, nullptr on every other thread.
+thread_local Backup *t_backup = nullptr;
 
 static_assert(sizeof(std::atomic<std::int64_t>) == sizeof(AO_t) &&
                   std::atomic<std::int64_t>::is_always_lock_free,
@@ -960,6 +978,150 @@ std::uintptr_t future_wait(Future *f) {
   return f->value.load(std::memory_order_relaxed);
 }
 
+// ---- blocking regions ----------------------------------------------------------------------
+
+namespace {
+
+// The backup thread's own loop: wait for a context, run it until it leaves its blocking region
+// (blocking_end switches back here, having put the backup back on the idle list).
+void *backup_main(void *arg) {
+  auto *b = static_cast<Backup *>(arg);
+  t_backup = b;
+  for (;;) {
+    while (sem_wait(&b->go) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+    if (b->exit) return nullptr;
+    Context *c = b->ctx;
+    bctx::fiber f = std::move(c->fiber);
+    // The ontop function runs on c's stack: it saves this loop's continuation.
+    (void)std::move(f).resume_with([b](bctx::fiber &&from) {
+      b->home = std::move(from);
+      return bctx::fiber{};
+    });
+    // c has left its region: blocking_end's ontop function put this backup back on the idle
+    // list (it may already have a new context: the semaphore counts it) and scheduled c.
+  }
+}
+
+// Called only by backup b's thread, from blocking_end's ontop function, once its context is
+// saved: b is free for the next region. Before the context is scheduled, so that a context that
+// begins its next region at once finds b idle instead of making another thread.
+void backup_idle(Backup *b) {
+  b->ctx = nullptr;
+  std::lock_guard<std::mutex> lk(g->backup_lock);
+  b->next_idle = g->idle_backups;
+  g->idle_backups = b;
+}
+
+// An idle backup, a new one while fewer than --max-backup-threads exist, or nullptr. Any thread.
+Backup *take_backup() {
+  {
+    std::lock_guard<std::mutex> lk(g->backup_lock);
+    if (Backup *b = g->idle_backups) {
+      g->idle_backups = b->next_idle;
+      return b;
+    }
+    if (g->backups.size() >= g->p.max_backup_threads) return nullptr;
+  }
+  auto *b = new (std::nothrow) Backup;
+  if (!b) return nullptr;
+  sem_init(&b->go, 0, 0);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  // The backup's own stack only holds its loop and the hand-back (blocking_end's ontop).
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  int rc = pthread_create(&b->thread, &attr, backup_main, b);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    sem_destroy(&b->go);
+    delete b;
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lk(g->backup_lock);
+  try {
+    g->backups.push_back(b);
+  } catch (const std::bad_alloc &) {
+    fatal("out of memory while creating a backup thread");
+  }
+  return b;
+}
+
+// Called only by stop(), once no context can be in a blocking region: end every backup thread.
+void stop_backups() {
+  for (Backup *b : g->backups) {
+    b->exit = true;
+    sem_post(&b->go);
+  }
+  for (Backup *b : g->backups) {
+    pthread_join(b->thread, nullptr);
+    sem_destroy(&b->go);
+    delete b;
+  }
+  g->backups.clear();
+  g->idle_backups = nullptr;
+}
+
+// Never inlined, and re-read after every switch: a context moves between threads here.
+Backup *current_backup() __attribute__((noinline));
+Backup *current_backup() {
+  __asm__ __volatile__("" ::: "memory");
+  return t_backup;
+}
+
+}  // namespace
+
+void blocking_begin() {
+  Engine *e = current();
+  if (!e) {
+    if (Backup *b = current_backup()) b->ctx->blocking_depth++;
+    return;  // a thread that is not an engine blocks nobody else
+  }
+  Context *c = e->current;
+  MR_CHECK(c != nullptr, "MR_blocking_begin outside a context");
+  if (c->blocking_depth++ > 0) return;
+  Backup *b = take_backup();
+  c->offloaded = b != nullptr;
+  if (!b) {
+    bump(e->stats.blocking_inline);
+    return;
+  }
+  bump(e->stats.blocking_offloaded);
+  // The context leaves the engine as a suspension; the engine that runs it after the region
+  // counts the resumption (run_context).
+  c->suspended = true;
+  bump(e->stats.contexts_suspended);
+  // Hand c over only once it is saved (J1's rule): the backup resumes it at once.
+  switch_to_scheduler(e, c, [b, c] {
+    b->ctx = c;
+    sem_post(&b->go);
+  });
+  // Now on the backup thread, with no engine.
+}
+
+void blocking_end() {
+  Backup *b = current_backup();
+  Context *c = b ? b->ctx : nullptr;
+  if (!c) {
+    Engine *e = current();
+    if (!e) return;  // a thread that is not an engine: nothing began
+    c = e->current;
+    MR_CHECK(c != nullptr, "MR_blocking_end outside a context");
+  }
+  if (c->blocking_depth == 0) fatal("MR_blocking_end without a matching MR_blocking_begin");
+  if (--c->blocking_depth > 0 || !c->offloaded) return;
+  c->offloaded = false;
+  int saved_errno = errno;  // the region's last errno, set on the backup thread
+  bctx::fiber home = std::move(b->home);
+  // Back to the backup's loop; once c is saved, make it runnable on an engine again.
+  (void)std::move(home).resume_with([b, c](bctx::fiber &&from) {
+    c->fiber = std::move(from);
+    backup_idle(b);
+    schedule(c);
+    return bctx::fiber{};
+  });
+  // Now on an engine again.
+  errno = saved_errno;
+}
+
 // ---- loop control --------------------------------------------------------------------------
 
 struct LoopControl {
@@ -1113,6 +1275,8 @@ void stats_get(int i, MR_EngineStats *out) {
   s.contexts_suspended = rd(c.contexts_suspended);
   s.contexts_resumed = rd(c.contexts_resumed);
   s.sparks_injected = rd(c.sparks_injected);
+  s.blocking_offloaded = rd(c.blocking_offloaded);
+  s.blocking_inline = rd(c.blocking_inline);
   std::size_t n = out->size < sizeof s ? out->size : sizeof s;
   std::memcpy(out, &s, n);
 }
@@ -1171,9 +1335,9 @@ int engine_cpu(int i) { return g->engines[i]->pu; }
 
 void print_stats(FILE *out) {
   // Rows: each engine, then the totals. Columns: the counters, each as wide as its widest figure.
-  constexpr int kCols = 14 + kNumActions;
+  constexpr int kCols = 16 + kNumActions;
   static const char *const names[kCols] = {
-      "pushed", "local", "stolen", "inject", "steals", "failed", "sleeps", "spurious", "sent", "dropped",
+      "pushed", "local", "stolen", "inject", "offload", "inplace", "steals", "failed", "sleeps", "spurious", "sent", "dropped",
       "created", "reused", "suspend", "resume", "w:ctx", "w:adv", "w:steal", "w:shut"};
   std::vector<std::uint64_t> v(static_cast<std::size_t>((g->n + 1) * kCols), 0);
   for (int i = 0; i < g->n; i++) {
@@ -1182,7 +1346,7 @@ void print_stats(FILE *out) {
     stats_get(i, &st);
     const std::uint64_t row[kCols] = {
         st.sparks_pushed,      st.sparks_run_local,      st.sparks_stolen,
-        st.sparks_injected,
+        st.sparks_injected,    st.blocking_offloaded,    st.blocking_inline,
         st.steal_attempts,     st.steal_failures,        st.sleeps,
         st.spurious_wakeups,   st.notifications_sent,    st.notifications_dropped,
         st.contexts_created,   st.contexts_reused,       st.contexts_suspended,
@@ -1325,6 +1489,8 @@ int stop() {
     Engine *x = g->engines[i];
     if (x->thread_started) pthread_join(x->thread, nullptr);
   }
+  // Every context has finished, so every backup is idle or about to be.
+  stop_backups();
   // Engine 0's scheduler fiber is suspended in run_context (or never started): unwind it.
   e->sched = bctx::fiber{};
   if (g->p.print_stats) print_stats(stderr);

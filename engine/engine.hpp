@@ -32,6 +32,8 @@ struct Params {
   Pinning pinning = Pinning::NONE;
   unsigned lc_contexts_per_engine = 4;  // loop control: default worker slots per engine
   unsigned granularity_factor = 8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
+  unsigned max_backup_threads = 64;  // blocking regions: threads that run blocked contexts
+  bool lazy_engines = false;  // start engines 1..N-1 only when work first needs them
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
 };
@@ -89,6 +91,15 @@ int lc_spawn(LoopControl *lc, MR_TaskFn fn, void *env);
 void lc_finish(LoopControl *lc);
 // The default number of slots: --lc-contexts-per-engine x engines.
 unsigned lc_default_slots();
+
+// Blocking regions (doc/design.md, "Blocking regions"). begin: the calling context leaves its
+// engine for a backup thread, so that the engine runs other work while the context blocks;
+// end: the context is scheduled back onto an engine and the backup returns to the pool. With no
+// backup to be had (--max-backup-threads reached) the region runs in place. Regions nest; only
+// the outermost moves the context. A thread that is not an engine (and not a backup) may call
+// both: nothing happens. Any thread while running.
+void blocking_begin();
+void blocking_end();
 
 // The number of processing units this process may run on (hwloc; at least 1). Any thread.
 int allowed_pus();

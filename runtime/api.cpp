@@ -198,6 +198,16 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   }
 }
 
+MR_EXTERN void MR_blocking_begin(void) {
+  if (!mr::engine::running()) return;
+  mr::engine::blocking_begin();
+}
+
+MR_EXTERN void MR_blocking_end(void) {
+  if (!mr::engine::running()) return;
+  mr::engine::blocking_end();
+}
+
 MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!out || out->size < offsetof(MR_EngineStats, sparks_pushed) + sizeof(uint64_t))

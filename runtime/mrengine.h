@@ -252,6 +252,25 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * (no stack could be mapped). MR_shutdown waits for every spawned context. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
+/* ---- Blocking regions ---------------------------------------------------------------------- */
+
+/* Bracket a blocking system call or a long computation that should not hold an engine:
+ *
+ *   MR_blocking_begin();  n = read(fd, buf, len);  MR_blocking_end();
+ *
+ * MR_blocking_begin moves the calling context off its engine onto a backup thread (from a pool
+ * of at most --max-backup-threads, created on demand), so that the engine goes on running other
+ * work; MR_blocking_end schedules the context back onto an engine (its own engine if it is
+ * bound) and returns the backup thread to the pool. errno as it was at MR_blocking_end is kept.
+ * Inside the region the code runs on a thread that is not an engine: it may fork and join (as
+ * any thread may), but not use loop control, and thread-local variables are the backup
+ * thread's. If every backup thread is busy and the cap is reached, the region runs in place
+ * (the engine blocks; MR_EngineStats.blocking_inline counts it). Regions nest; only the
+ * outermost moves the context. Called from a thread that is not an engine, both do nothing.
+ * MR_blocking_end without a matching MR_blocking_begin stops the process with a message. */
+MR_EXTERN void MR_blocking_begin(void);
+MR_EXTERN void MR_blocking_end(void);
+
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
 /* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
@@ -273,6 +292,8 @@ typedef struct MR_EngineStats {
   uint64_t contexts_suspended; /* contexts that suspended on this engine */
   uint64_t contexts_resumed;   /* suspended contexts resumed on this engine */
   uint64_t sparks_injected;    /* sparks submitted by threads that are not engines, run here */
+  uint64_t blocking_offloaded; /* blocking regions begun here whose context moved to a backup */
+  uint64_t blocking_inline;    /* ... that ran in place (no backup thread to be had) */
 } MR_EngineStats;
 
 /* Notification kinds (the index into MR_EngineStats.wakeups). */

@@ -6,6 +6,7 @@
 //
 //   auto r = mr::spawn([] { return h(); });  // a new context; r->wait() is its result
 //   mr::future<int> f;  f.signal(3);  f.wait();  // single-assignment, waits suspend contexts
+//   n = mr::blocking([&] { return read(fd, buf, len); });  // off the engine while it blocks
 //
 // An exception thrown by a branch of parallel_invoke is carried to the caller and rethrown there
 // after every branch has finished (the first one, in argument order, if several threw); one
@@ -234,6 +235,20 @@ auto spawn(F f, int engine = -1)
     throw error(rc, MR_strerror(rc));
   }
   return out;
+}
+
+// Run f() in a blocking region (MR_blocking_begin / MR_blocking_end): the calling context moves
+// to a backup thread while f runs, so its engine goes on with other work. Returns f's result;
+// an exception from f ends the region and propagates. Any thread while the runtime runs.
+template <class F>
+auto blocking(F &&f) -> std::invoke_result_t<F &> {
+  struct region {
+    region() { MR_blocking_begin(); }
+    ~region() { MR_blocking_end(); }
+    region(const region &) = delete;
+    region &operator=(const region &) = delete;
+  } r;
+  return f();
 }
 
 // Run f(i) for every i in [begin, end) with loop control: at most `contexts` iterations at once

@@ -54,6 +54,12 @@ const Flag kFlags[] = {
      [](engine::Params *p, unsigned long long v) {
        p->granularity_factor = static_cast<unsigned>(v);
      }},
+    {"--max-backup-threads", nullptr, Kind::NUMBER, 0, 4096, "threads",
+     [](engine::Params *p, unsigned long long v) {
+       p->max_backup_threads = static_cast<unsigned>(v);
+     }},
+    {"--lazy-engines", nullptr, Kind::SWITCH, 0, 0, "",
+     [](engine::Params *p, unsigned long long) { p->lazy_engines = true; }},
     // The order of the choices is the order of engine::Pinning.
     {"--thread-pinning", nullptr, Kind::CHOICE, 0, 3, "none|cores|pus",
      [](engine::Params *p, unsigned long long v) { p->pinning = static_cast<engine::Pinning>(v); }},

@@ -230,6 +230,25 @@ START_TEST(test_parallel_invoke_from_foreign_threads) {
 }
 END_TEST
 
+// mr::blocking: the callable runs off the engine, its result comes back, an exception ends the
+// region and propagates, and the context is on an engine again afterwards.
+START_TEST(test_blocking_region) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  int where = mr::blocking([] { return MR_engine_id(); });
+  ck_assert_int_eq(where, -1);
+  ck_assert_int_eq(mr::engine_id(), 0);
+  try {
+    mr::blocking([] { throw std::runtime_error("blocked"); });
+    ck_abort_msg("no exception");
+  } catch (const std::runtime_error &e) {
+    ck_assert_str_eq(e.what(), "blocked");
+  }
+  ck_assert_int_eq(mr::engine_id(), 0);
+  ck_assert_int_eq(fib(15), 610);
+}
+END_TEST
+
 START_TEST(test_runtime_error_is_an_exception) {
   setenv("MRENGINE_OPTIONS", "-P banana", 1);
   MR_Config c;
@@ -258,6 +277,7 @@ int main(void) {
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_parallel_invoke_from_foreign_threads);
+  tcase_add_test(tc, test_blocking_region);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
   suite_add_tcase(s, tc);
   return mr_test_run(s);

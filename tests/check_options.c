@@ -57,6 +57,11 @@ static const struct {
     {"--thread-pinning", {"'--thread-pinning'", "needs a value"}},
     {"--thread-pinning CORES", {"--thread-pinning", "'CORES'"}},
     {"--stats=yes", {"--stats", "takes no value", "'yes'"}},
+    {"--max-backup-threads 5000", {"--max-backup-threads", "'5000'", "0 to 4096"}},
+    {"--max-backup-threads=-1", {"--max-backup-threads", "'-1'"}},
+    {"--lazy-engines=1", {"--lazy-engines", "takes no value", "'1'"}},
+    {"--granularity-factor 1000001", {"--granularity-factor", "'1000001'"}},
+    {"--lc-contexts-per-engine 0", {"--lc-contexts-per-engine", "'0'"}},
 };
 
 START_TEST(test_bad_option_fails_with_message) {

@@ -1,0 +1,242 @@
+/* check_blocking.c: blocking regions. A context between MR_blocking_begin and MR_blocking_end
+ * runs on a backup thread, so its engine goes on running sparks; at the end it is back on an
+ * engine. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+static sem_t gate;
+static atomic_int entered, left;
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void wait_for(atomic_int *v, int n) {
+  for (int i = 0; i < 20000 && atomic_load(v) < n; i++) sleep_ms(1);
+  ck_assert_int_eq(atomic_load(v), n);
+}
+
+static uint64_t stat_total(size_t offset) {
+  uint64_t t = 0;
+  for (int e = 0; e < MR_num_engines(); e++) {
+    MR_EngineStats s;
+    s.size = sizeof s;
+    ck_assert_int_eq(MR_stats_get(e, &s), 0);
+    t += *(const uint64_t *)((const char *)&s + offset);
+  }
+  return t;
+}
+#define STAT(field) stat_total(offsetof(MR_EngineStats, field))
+
+static int count_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (de->d_name[0] != '.') n++;
+  closedir(d);
+  return n;
+}
+
+/* Blocks in sem_wait on the gate, which opens only after the sparks below have finished: if a
+ * blocked context held its engine, the sparks could never finish and the test would time out. */
+static void gated(void *arg) {
+  (void)arg;
+  ck_assert_int_ge(MR_engine_id(), 0);
+  MR_blocking_begin();
+  ck_assert_int_eq(MR_engine_id(), -1); /* on a backup thread */
+  atomic_fetch_add(&entered, 1);
+  while (sem_wait(&gate) != 0) ck_assert_int_eq(errno, EINTR);
+  MR_blocking_end();
+  ck_assert_int_ge(MR_engine_id(), 0); /* back on an engine */
+  ck_assert_int_eq(mr_test_pfib(12), 144);
+  atomic_fetch_add(&left, 1);
+}
+
+/* 2 engines, 8 contexts blocked at once: sparks still run on both engines meanwhile. */
+START_TEST(test_blocked_contexts_leave_engines_free) {
+  mr_test_start(2, "--max-backup-threads 8");
+  for (int round = 0; round < 5; round++) {
+    sem_init(&gate, 0, 0);
+    atomic_store(&entered, 0);
+    atomic_store(&left, 0);
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(MR_spawn(gated, NULL, NULL), 0);
+    wait_for(&entered, 8);
+    /* Every one of the 8 is blocked; both engines are free for this (engine 1 may steal). */
+    ck_assert_int_eq(mr_test_pfib(24), 46368);
+    ck_assert_int_eq(atomic_load(&left), 0);
+    for (int i = 0; i < 8; i++) sem_post(&gate);
+    wait_for(&left, 8);
+    sem_destroy(&gate);
+  }
+  ck_assert_uint_eq(STAT(blocking_offloaded), 40);
+  ck_assert_uint_eq(STAT(blocking_inline), 0);
+  ck_assert_uint_eq(STAT(contexts_suspended), STAT(contexts_resumed));
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* The same with each context blocking 100 ms, as a system call would: all 8 overlap. */
+static atomic_int inside, most_inside;
+static void sleeper(void *arg) {
+  (void)arg;
+  MR_blocking_begin();
+  int now = atomic_fetch_add(&inside, 1) + 1;
+  int m = atomic_load(&most_inside);
+  while (now > m && !atomic_compare_exchange_weak(&most_inside, &m, now)) {
+  }
+  sleep_ms(100);
+  atomic_fetch_sub(&inside, 1);
+  MR_blocking_end();
+  atomic_fetch_add(&left, 1);
+}
+
+START_TEST(test_sleeping_contexts_overlap) {
+  mr_test_start(2, "--max-backup-threads 8");
+  atomic_store(&inside, 0);
+  atomic_store(&most_inside, 0);
+  atomic_store(&left, 0);
+  for (int i = 0; i < 8; i++) ck_assert_int_eq(MR_spawn(sleeper, NULL, NULL), 0);
+  ck_assert_int_eq(mr_test_pfib(20), 6765);
+  wait_for(&left, 8);
+  /* Without backups at most 2 (one per engine, and engine 0 runs this test) could sleep at
+   * once; a context only waits for a backup if all 8 are busy. */
+  ck_assert_int_gt(atomic_load(&most_inside), 2);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* With the cap reached a region runs in place, on its engine. */
+static void in_place(void *arg) {
+  (void)arg;
+  int e = MR_engine_id();
+  MR_blocking_begin();
+  ck_assert_int_eq(MR_engine_id(), e); /* no backup: still on the engine */
+  MR_blocking_end();
+  atomic_fetch_add(&left, 1);
+}
+
+START_TEST(test_cap_runs_in_place) {
+  mr_test_start(2, "--max-backup-threads 1");
+  sem_init(&gate, 0, 0);
+  atomic_store(&entered, 0);
+  atomic_store(&left, 0);
+  ck_assert_int_eq(MR_spawn(gated, NULL, NULL), 0); /* takes the only backup */
+  wait_for(&entered, 1);
+  int threads = count_threads();
+  ck_assert_int_eq(MR_spawn(in_place, NULL, NULL), 0);
+  wait_for(&left, 1);
+  ck_assert_int_eq(count_threads(), threads); /* no thread beyond the cap */
+  sem_post(&gate);
+  wait_for(&left, 2);
+  ck_assert_uint_eq(STAT(blocking_offloaded), 1);
+  ck_assert_uint_eq(STAT(blocking_inline), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  sem_destroy(&gate);
+}
+END_TEST
+
+/* One context, many regions: one backup thread serves them all; nesting moves it once; errno
+ * set in the region survives the way back. */
+static void many_regions(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 200; i++) {
+    MR_blocking_begin();
+    MR_blocking_begin(); /* nested: no second move */
+    ck_assert_int_eq(MR_engine_id(), -1);
+    MR_blocking_end();
+    ck_assert_int_eq(MR_engine_id(), -1); /* still inside the outer region */
+    errno = ENOTCONN;
+    MR_blocking_end();
+    ck_assert_int_eq(errno, ENOTCONN);
+    ck_assert_int_ge(MR_engine_id(), 0);
+  }
+  atomic_fetch_add(&left, 1);
+}
+
+START_TEST(test_backup_reused_and_nesting) {
+  mr_test_start(2, NULL);
+  atomic_store(&left, 0);
+  int threads = count_threads();
+  ck_assert_int_eq(MR_spawn(many_regions, NULL, NULL), 0);
+  wait_for(&left, 1);
+  ck_assert_int_eq(count_threads(), threads + 1);
+  ck_assert_uint_eq(STAT(blocking_offloaded), 200);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  /* The backup thread is gone with the runtime. */
+  for (int w = 0; w < 200 && count_threads() != threads - 1; w++) sleep_ms(1);
+  ck_assert_int_eq(count_threads(), threads - 1);
+}
+END_TEST
+
+/* The primordial context may block too; inside, it forks like any thread that is not an
+ * engine. A bound context comes back to its own engine. */
+static void bound_region(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 50; i++) {
+    MR_blocking_begin();
+    sleep_ms(1);
+    MR_blocking_end();
+    ck_assert_int_eq(MR_engine_id(), 1);
+  }
+  atomic_fetch_add(&left, 1);
+}
+
+START_TEST(test_primordial_and_bound_regions) {
+  mr_test_start(2, NULL);
+  atomic_store(&left, 0);
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = 1;
+  ck_assert_int_eq(MR_spawn(bound_region, NULL, &o), 0);
+  for (int i = 0; i < 20; i++) {
+    MR_blocking_begin();
+    ck_assert_int_eq(MR_engine_id(), -1);
+    ck_assert_int_eq(mr_test_pfib(15), 610); /* through the injector */
+    MR_blocking_end();
+    ck_assert_int_eq(MR_engine_id(), 0);
+  }
+  wait_for(&left, 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* Outside the runtime and on threads that are not engines both calls do nothing. */
+START_TEST(test_no_engine_does_nothing) {
+  MR_blocking_begin();
+  MR_blocking_end();
+  mr_test_start(1, NULL);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+START_TEST(test_unmatched_end_stops) {
+  mr_test_start(1, NULL);
+  MR_blocking_end();
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("blocking");
+  TCase *tc = mr_tcase("blocking", 120);
+  tcase_add_test(tc, test_blocked_contexts_leave_engines_free);
+  tcase_add_test(tc, test_sleeping_contexts_overlap);
+  tcase_add_test(tc, test_cap_runs_in_place);
+  tcase_add_test(tc, test_backup_reused_and_nesting);
+  tcase_add_test(tc, test_primordial_and_bound_regions);
+  tcase_add_test(tc, test_no_engine_does_nothing);
+  tcase_add_test_raise_signal(tc, test_unmatched_end_stops, SIGABRT);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
