@@ -12,6 +12,7 @@
 #include <semaphore.h>
 
 #include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
 
 #include <cstddef>
 
@@ -41,6 +42,10 @@ struct Context {
   // outermost moved it to a backup thread. Read and written only by the context itself.
   unsigned blocking_depth = 0;
   bool offloaded = false;
+  // The stack this context runs on (recorded by the stack allocator when the fiber is made).
+  boost::context::stack_context stack{};
+  // Every context made by context_create is on one list until destroyed (context.cpp).
+  Context *all_prev = nullptr, *all_next = nullptr;
 };
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of
@@ -50,6 +55,11 @@ Context *context_create(StackKind kind, std::size_t stack_bytes);
 // Destroy a free context: unwind its fiber and unmap its stack. Any thread, with the runtime
 // stopping (no engine may hold a pointer to it).
 void context_destroy(Context *c);
+
+// Free every context that context_destroy has not freed, without unwinding its stack (it may be
+// suspended in the middle of a task: nothing of it runs again), and return how many there were.
+// Called only with the runtime stopping and no context running (MR_shutdown_now).
+std::size_t context_drop_all();
 
 // The body of every non-primordial context: run the task, arrive at its join, get the next task.
 // Defined in engine.cpp, where the scheduler is.

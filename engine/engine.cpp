@@ -88,10 +88,16 @@ struct Engine {
   Context *free_regular[kCacheMax];
   int n_free_small = 0, n_free_regular = 0;
   pthread_t thread{};
-  bool thread_started = false;
-  // The PU this engine is bound to, or -1. Written by the engine's thread before it posts
-  // Runtime::started; read by others after start() has waited for that post.
-  int pu = -1;
+  // Lazy engines: the first to exchange start_claimed to true creates the thread (a waker that
+  // delivered a notification to the engine, or stop(), which then creates none). acq_rel.
+  std::atomic<bool> start_claimed{false};
+  // Set (release) once `thread` is written, by whoever created it; stop() joins after an
+  // acquire load.
+  std::atomic<bool> thread_started{false};
+  bool start_asleep = false;     // lazy: the thread begins by consuming its wake-up (set at start)
+  // The PU this engine is bound to, or -1. Written (release) by the engine's thread once it is
+  // bound; read (acquire) by anyone. An engine that has not started yet reports -1.
+  std::atomic<int> pu{-1};
   int planned_pu = -1;           // from the pinning plan; -1 for none
   Counters stats;
   // ---- shared ----
@@ -229,6 +235,34 @@ bool work_visible(const Engine *self) {
   return self && self->bound.maybe_nonempty();
 }
 
+void *engine_main(void *arg);
+
+// After a notification was delivered to engine t: if t is lazy and has no thread yet, create it
+// (its first act is to consume the notification). Any thread.
+void ensure_started(Engine *t) {
+  // relaxed pre-check: start_claimed only goes false->true; the exchange decides.
+  if (!g->p.lazy_engines || t->start_claimed.load(std::memory_order_relaxed)) return;
+  if (t->start_claimed.exchange(true, std::memory_order_acq_rel)) return;
+  int rc = pthread_create(&t->thread, nullptr, engine_main, t);
+  if (rc != 0)
+    fatal("cannot start engine %d (--lazy-engines): %s", t->id, std::strerror(rc));
+  t->thread_started.store(true, std::memory_order_release);
+}
+
+// Deliver through try_wake_engine (SLEEPING only) and start a lazy engine that got it.
+Sent wake_engine(Engine *t, Action a, void *data) {
+  Sent r = try_wake_engine(t->sleep, g->census, a, data);
+  if (r == Sent::DELIVERED) ensure_started(t);
+  return r;
+}
+
+// Deliver following kDelivery (try_notify_engine) and start a lazy engine that got it.
+Sent notify_engine(Engine *t, Action a, void *data) {
+  Sent r = try_notify_engine(t->sleep, g->census, a, data);
+  if (r == Sent::DELIVERED) ensure_started(t);
+  return r;
+}
+
 // Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
 // `origin` (the engine where work is). The sleeper chosen is the closest to origin (its tier
 // order) and, within a tier, the one that fell asleep last (doc/design.md, "Which engine is
@@ -248,8 +282,8 @@ bool wake_one_with_unit(int origin) {
       int v = topo::latest_sleeper(o, o.tier_begin(k), o.tier_end[k], below, sleeping, stamp);
       if (v < 0) break;
       below = stamp(v);
-      if (try_wake_engine(g->engines[v]->sleep, g->census, Action::WORKSTEAL_ADVICE,
-                          reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
+      if (wake_engine(g->engines[v], Action::WORKSTEAL_ADVICE,
+                      reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
           Sent::DELIVERED) {
         if (self) bump(self->stats.notifications_sent);
         return true;
@@ -302,7 +336,7 @@ void schedule(Context *c) {
   Engine *t = g->engines[c->bound];
   // A sleeping target gets the context itself (never dropped: only through the lock).
   if (t->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING &&
-      try_wake_engine(t->sleep, g->census, Action::CONTEXT, c) == Sent::DELIVERED) {
+      wake_engine(t, Action::CONTEXT, c) == Sent::DELIVERED) {
     if (self) bump(self->stats.notifications_sent);
     return;
   }
@@ -310,7 +344,7 @@ void schedule(Context *c) {
   // seq_cst fence: proof P3 (queue the context, then read the target's state).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Advice until the target is seen in a state that will re-check its queue by itself.
-  Sent r = try_notify_engine(t->sleep, g->census, Action::CONTEXT_ADVICE, nullptr);
+  Sent r = notify_engine(t, Action::CONTEXT_ADVICE, nullptr);
   if (self) bump(r == Sent::DELIVERED ? self->stats.notifications_sent
                                       : self->stats.notifications_dropped);
 }
@@ -618,11 +652,18 @@ Next fall_asleep(Engine *e) {
 // WORKING) or nullptr when the runtime shuts down.
 Context *find_work(Engine *e) {
   SleepSync &s = e->sleep;
+  // A lazy engine's thread starts SLEEPING with its first notification already delivered.
+  bool asleep = e->start_asleep;
+  e->start_asleep = false;
+  if (asleep) MR_CHECK(wait_for_wake(e) == Next::LOOK, "a lazy engine started without a wake-up");
   for (;;) {
-    // working->idle: plain store-release.
-    s.state.store(State::IDLE, std::memory_order_release);
-    // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!asleep) {
+      // working->idle: plain store-release.
+      s.state.store(State::IDLE, std::memory_order_release);
+      // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    asleep = false;
     bool leaving = false;  // SHUTDOWN received or the shutdown flag seen
     for (;;) {
       // acquire: pairs with a notifier's release store of NOTIFIED.
@@ -698,7 +739,7 @@ void pin_self(Engine *e) {
   if (e->planned_pu < 0 || !g->topo) return;
   std::string why;
   if (topo::bind_thread(g->topo, e->planned_pu, &why))
-    e->pu = e->planned_pu;
+    e->pu.store(e->planned_pu, std::memory_order_release);
   else
     warning(g->p.quiet, "cannot bind engine %d to processing unit %d: %s; it runs unpinned",
             e->id, e->planned_pu, why.c_str());
@@ -708,7 +749,7 @@ void *engine_main(void *arg) {
   auto *e = static_cast<Engine *>(arg);
   set_current(e);
   pin_self(e);
-  sem_post(&g->started);
+  if (!e->start_asleep) sem_post(&g->started);  // MR_init waits only for engines it started
   scheduler(e);
   set_current(nullptr);
   return nullptr;
@@ -718,6 +759,34 @@ void *engine_main(void *arg) {
 void notify_shutdown() {
   for (int i = 1; i < g->n; i++)
     (void)try_notify_engine(g->engines[i]->sleep, g->census, Action::SHUTDOWN, nullptr);
+}
+
+// Called only by stop(), after the shutdown flag: make sure no lazy engine that never started
+// ever will, and give back the census units it holds (its sleeping unit, or the searching unit
+// a waker handed it with a notification it never read). The other engines' threads are then
+// all known: wait for any that a waker is creating right now.
+void retire_lazy_engines() {
+  for (int i = 1; g->p.lazy_engines && i < g->n; i++) {
+    Engine *x = g->engines[i];
+    if (x->start_claimed.exchange(true, std::memory_order_acq_rel)) {
+      // A waker claimed it: its pthread_create is done or about to be (or it stops the process).
+      while (!x->thread_started.load(std::memory_order_acquire)) sched_yield();
+      continue;
+    }
+    SleepSync &s = x->sleep;
+    pthread_mutex_lock(&s.wake_lock);
+    State st = s.state.load(std::memory_order_acquire);
+    if (st == State::SLEEPING) {
+      g->census.remove_sleeper();
+    } else {
+      MR_CHECK(st == State::NOTIFIED, "a lazy engine that never started left SLEEPING");
+      MR_CHECK(s.action != Action::CONTEXT, "a context was handed to a lazy engine at shutdown");
+      if (s.action == Action::WORKSTEAL_ADVICE) (void)g->census.release_searcher();
+    }
+    // Never SLEEPING again: later notifiers find it WORKING and latch or refuse.
+    s.state.store(State::WORKING, std::memory_order_release);
+    pthread_mutex_unlock(&s.wake_lock);
+  }
 }
 
 void destroy_runtime() {
@@ -755,9 +824,11 @@ static void finish_task(Context *self, Join *j) {
   // acq_rel: release publishes the child's results to the parent; acquire (for the last
   // arrival) pairs with the parent's release in its suspend, so j->parent and its saved
   // continuation are visible (J1).
+  // MR_shutdown_now: reach the scheduler, which leaves; run nothing more here.
+  bool stopping = g->shutdown.load(std::memory_order_relaxed);
   if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Context *p = j->parent;
-    if (p->kind != StackKind::FOREIGN && (p->bound < 0 || p->bound == e->id)) {
+    if (p->kind != StackKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping) {
       // The parent may run here: switch straight to it; self goes to the free cache.
       p->suspended = false;
       bump(e->stats.contexts_resumed);
@@ -773,7 +844,7 @@ static void finish_task(Context *self, Join *j) {
     schedule(p);
   }
   // Prefer waiting contexts to sparks; else run a local spark in this same context.
-  if (!e->bound.maybe_nonempty() && !g->shared.maybe_nonempty()) {
+  if (!stopping && !e->bound.maybe_nonempty() && !g->shared.maybe_nonempty()) {
     Task t;
     if (e->deque.pop(t)) {
       bump(e->stats.sparks_run_local);
@@ -867,6 +938,7 @@ void join_wait(Join *j) {
   for (;;) {
     // acquire: pairs with the children's release arrivals (their results become visible).
     if (j->count.load(std::memory_order_acquire) == 1) return;
+    if (g->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
     Task t;
     if (!e->deque.pop(t)) break;
     if (t.join != j) {  // an older spark of another conjunction: leave it where it was
@@ -1236,6 +1308,9 @@ unsigned lc_default_slots() {
 
 int spawn(MR_TaskFn fn, void *arg, int engine) {
   Engine *e = current();
+  // MR_shutdown_now has begun (MR_shutdown closes the counter below instead). relaxed: a
+  // context that misses the flag only adds a context that is then dropped and counted.
+  if (g->shutdown.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
   std::uint32_t c = g->spawned.count.load(std::memory_order_relaxed);
   do {
@@ -1331,7 +1406,7 @@ void place_engines() {
 
 }  // namespace
 
-int engine_cpu(int i) { return g->engines[i]->pu; }
+int engine_cpu(int i) { return g->engines[i]->pu.load(std::memory_order_acquire); }
 
 void print_stats(FILE *out) {
   // Rows: each engine, then the totals. Columns: the counters, each as wide as its widest figure.
@@ -1370,7 +1445,7 @@ void print_stats(FILE *out) {
   std::fprintf(out, "\n");
   for (int i = 0; i <= g->n; i++) {
     if (i < g->n)
-      std::fprintf(out, "%-6d %4d", i, g->engines[i]->pu);
+      std::fprintf(out, "%-6d %4d", i, engine_cpu(i));
     else
       std::fprintf(out, "%-6s %4s", "total", "");
     for (int c = 0; c < kCols; c++)
@@ -1420,6 +1495,7 @@ int start(const Params &p, std::string *err) {
     }
   }
   Engine *e0 = g->engines[0];
+  e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
   g->primordial.kind = StackKind::PRIMORDIAL;
   g->primordial.bound = 0;
   e0->current = &g->primordial;
@@ -1446,10 +1522,19 @@ int start(const Params &p, std::string *err) {
   }
   set_current(e0);
   pin_self(e0);
-  // store-release: publishes g to threads that test running().
+  if (p.lazy_engines) {
+    // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
+    // (ensure_started). They count as sleepers, so the post-work check (P1) wakes them.
+    for (int i = 1; i < g->n; i++) {
+      g->engines[i]->start_asleep = true;
+      g->engines[i]->sleep.state.store(State::SLEEPING, std::memory_order_relaxed);
+    }
+    g->census.start_with_sleepers(static_cast<std::uint32_t>(g->n - 1));
+  }
+  // store-release: publishes g (and the lazy engines' states) to threads that test running().
   g_running.store(true, std::memory_order_release);
   int created = 1;
-  for (int i = 1; i < g->n; i++) {
+  for (int i = 1; i < g->n && !p.lazy_engines; i++) {
     Engine *e = g->engines[i];
     int rc = pthread_create(&e->thread, nullptr, engine_main, e);
     if (rc != 0) {
@@ -1465,7 +1550,8 @@ int start(const Params &p, std::string *err) {
       destroy_runtime();
       return MR_EAGAIN;
     }
-    e->thread_started = true;
+    e->start_claimed.store(true, std::memory_order_relaxed);
+    e->thread_started.store(true, std::memory_order_release);
     created++;
   }
   // MR_init returns once every engine is bound and running (so MR_engine_cpu is exact).
@@ -1474,22 +1560,25 @@ int start(const Params &p, std::string *err) {
   return 0;
 }
 
-int stop() {
-  Engine *e = current();
-  if (!e || e->id != 0 || e->current != &g->primordial) return MR_ENOTENGINE;
-  // Wait for every spawned context, and close the counter at zero so that no spawn can slip in
-  // after: the primordial always takes the suspend path (its decrement is the last or it is
-  // resumed by the last one).
-  suspend_on_join(e, &g->spawned);
+namespace {
+
+// The end of both shutdowns, on the primordial context (engine e = engine 0): stop every engine
+// once its running context has reached the scheduler, then the backups; free everything,
+// counting the sparks and contexts nobody will run into *dropped (if not null).
+void finish_stop(Engine *e, MR_ShutdownReport *dropped) {
   // seq_cst store + fence: proof P4 (the flag, then each engine's state).
   g->shutdown.store(true, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  retire_lazy_engines();
   notify_shutdown();
   for (int i = 1; i < g->n; i++) {
     Engine *x = g->engines[i];
-    if (x->thread_started) pthread_join(x->thread, nullptr);
+    // acquire: pairs with the creator's release store after pthread_create wrote x->thread.
+    if (x->thread_started.load(std::memory_order_acquire)) pthread_join(x->thread, nullptr);
   }
-  // Every context has finished, so every backup is idle or about to be.
+  // MR_shutdown: every context has finished, so every backup is idle or about to be.
+  // MR_shutdown_now: a backup's context may still be in its region; it is queued (and dropped)
+  // when the region ends, and the backup leaves after that.
   stop_backups();
   // Engine 0's scheduler fiber is suspended in run_context (or never started): unwind it.
   e->sched = bctx::fiber{};
@@ -1498,9 +1587,40 @@ int stop() {
   std::uint64_t w = g->census.load();
   MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
            "census not zero after shutdown (a searching or sleeping unit was lost)");
+  std::uint64_t sparks = 0;
+  for (int i = 0; i < g->n; i++)
+    sparks += static_cast<std::uint64_t>(g->engines[i]->deque.size_estimate());
+  while (Injected *n = g->injector.pop()) {
+    delete n;
+    sparks++;
+  }
   g_running.store(false, std::memory_order_release);
   set_current(nullptr);
-  destroy_runtime();
+  destroy_runtime();  // the free caches: every context still alive after is queued or waiting
+  std::size_t contexts = context_drop_all();
+  if (dropped) {
+    dropped->contexts_dropped = contexts;
+    dropped->sparks_dropped = sparks;
+  }
+}
+
+}  // namespace
+
+int stop() {
+  Engine *e = current();
+  if (!e || e->id != 0 || e->current != &g->primordial) return MR_ENOTENGINE;
+  // Wait for every spawned context, and close the counter at zero so that no spawn can slip in
+  // after: the primordial always takes the suspend path (its decrement is the last or it is
+  // resumed by the last one).
+  suspend_on_join(e, &g->spawned);
+  finish_stop(e, nullptr);
+  return 0;
+}
+
+int stop_now(MR_ShutdownReport *dropped) {
+  Engine *e = current();
+  if (!e || e->id != 0 || e->current != &g->primordial) return MR_ENOTENGINE;
+  finish_stop(e, dropped);
   return 0;
 }
 

@@ -112,6 +112,12 @@ int start(const Params &p, std::string *err);
 // primordial context. Returns 0 or a negative MR_E* code.
 int stop();
 
+// Stop without waiting: every engine leaves once its running context reaches a suspension point
+// (finishes, suspends, or ends a blocking region); queued and suspended contexts and pending
+// sparks are dropped and counted in *dropped. Called only from the primordial context. Returns 0
+// or a negative MR_E* code.
+int stop_now(MR_ShutdownReport *dropped);
+
 bool running();
 int num_engines();
 

@@ -116,6 +116,12 @@ class Census {
 
   void reset() { word_.store(0, std::memory_order_relaxed); }
 
+  // Count n engines as sleepers before any engine thread exists (--lazy-engines: engines that
+  // have not started sleep until work needs them). relaxed: published by pthread_create.
+  void start_with_sleepers(std::uint32_t n) {
+    word_.store(static_cast<std::uint64_t>(n) * kSleepOne, std::memory_order_relaxed);
+  }
+
  private:
   alignas(64) std::atomic<std::uint64_t> word_{0};
 };

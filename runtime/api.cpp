@@ -106,6 +106,18 @@ MR_EXTERN int MR_shutdown(void) {
   return mr::engine::stop();
 }
 
+MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (report && report->size < sizeof *report) return MR_EINVAL;
+  MR_ShutdownReport r{};
+  int rc = mr::engine::stop_now(&r);
+  if (rc == 0 && report) {
+    report->contexts_dropped = r.contexts_dropped;
+    report->sparks_dropped = r.sparks_dropped;
+  }
+  return rc;
+}
+
 MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::current()); }
 
 MR_EXTERN int MR_num_engines(void) { return mr::engine::num_engines(); }

@@ -103,6 +103,23 @@ MR_EXTERN const char *MR_init_error_message(void);
  * afterwards. */
 MR_EXTERN int MR_shutdown(void);
 
+/* What MR_shutdown_now left undone. */
+typedef struct MR_ShutdownReport {
+  size_t size;               /* set by the caller to sizeof(MR_ShutdownReport) */
+  uint64_t contexts_dropped; /* contexts never resumed: queued to run, or waiting at a join, a
+                                future or a loop */
+  uint64_t sparks_dropped;   /* sparks never run: on engines' deques or in the injector */
+} MR_ShutdownReport;
+
+/* Stop without waiting for spawned contexts: each engine leaves as soon as the context it is
+ * running reaches a suspension point (it finishes, suspends at a join, future or loop, or ends a
+ * blocking region); a context never suspends does delay this. Every context and spark not run
+ * by then is dropped: freed without running any more of it (no destructors run on a dropped
+ * context's stack), and counted in *report if report is not NULL. Threads that are not engines
+ * and wait at a join or future for dropped work wait forever. Returns 0, MR_ENOTINIT,
+ * MR_ENOTENGINE (as MR_shutdown) or MR_EINVAL (report->size too small). */
+MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report);
+
 /* ---- Engines ---------------------------------------------------------------------------- */
 
 /* The id (0..N-1) of the engine running the caller, or -1 on a thread that is not an engine. */

@@ -16,13 +16,9 @@
 static sem_t gate;
 static atomic_int entered, left;
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 static void wait_for(atomic_int *v, int n) {
-  for (int i = 0; i < 20000 && atomic_load(v) < n; i++) sleep_ms(1);
+  for (int i = 0; i < 20000 && atomic_load(v) < n; i++) mr_test_sleep_ms(1);
   ck_assert_int_eq(atomic_load(v), n);
 }
 
@@ -38,16 +34,6 @@ static uint64_t stat_total(size_t offset) {
 }
 #define STAT(field) stat_total(offsetof(MR_EngineStats, field))
 
-static int count_threads(void) {
-  DIR *d = opendir("/proc/self/task");
-  ck_assert_ptr_nonnull(d);
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL)
-    if (de->d_name[0] != '.') n++;
-  closedir(d);
-  return n;
-}
 
 /* Blocks in sem_wait on the gate, which opens only after the sparks below have finished: if a
  * blocked context held its engine, the sparks could never finish and the test would time out. */
@@ -96,7 +82,7 @@ static void sleeper(void *arg) {
   int m = atomic_load(&most_inside);
   while (now > m && !atomic_compare_exchange_weak(&most_inside, &m, now)) {
   }
-  sleep_ms(100);
+  mr_test_sleep_ms(100);
   atomic_fetch_sub(&inside, 1);
   MR_blocking_end();
   atomic_fetch_add(&left, 1);
@@ -134,10 +120,10 @@ START_TEST(test_cap_runs_in_place) {
   atomic_store(&left, 0);
   ck_assert_int_eq(MR_spawn(gated, NULL, NULL), 0); /* takes the only backup */
   wait_for(&entered, 1);
-  int threads = count_threads();
+  int threads = mr_test_count_threads();
   ck_assert_int_eq(MR_spawn(in_place, NULL, NULL), 0);
   wait_for(&left, 1);
-  ck_assert_int_eq(count_threads(), threads); /* no thread beyond the cap */
+  ck_assert_int_eq(mr_test_count_threads(), threads); /* no thread beyond the cap */
   sem_post(&gate);
   wait_for(&left, 2);
   ck_assert_uint_eq(STAT(blocking_offloaded), 1);
@@ -168,15 +154,15 @@ static void many_regions(void *arg) {
 START_TEST(test_backup_reused_and_nesting) {
   mr_test_start(2, NULL);
   atomic_store(&left, 0);
-  int threads = count_threads();
+  int threads = mr_test_count_threads();
   ck_assert_int_eq(MR_spawn(many_regions, NULL, NULL), 0);
   wait_for(&left, 1);
-  ck_assert_int_eq(count_threads(), threads + 1);
+  ck_assert_int_eq(mr_test_count_threads(), threads + 1);
   ck_assert_uint_eq(STAT(blocking_offloaded), 200);
   ck_assert_int_eq(MR_shutdown(), 0);
   /* The backup thread is gone with the runtime. */
-  for (int w = 0; w < 200 && count_threads() != threads - 1; w++) sleep_ms(1);
-  ck_assert_int_eq(count_threads(), threads - 1);
+  for (int w = 0; w < 200 && mr_test_count_threads() != threads - 1; w++) mr_test_sleep_ms(1);
+  ck_assert_int_eq(mr_test_count_threads(), threads - 1);
 }
 END_TEST
 
@@ -186,7 +172,7 @@ static void bound_region(void *arg) {
   (void)arg;
   for (int i = 0; i < 50; i++) {
     MR_blocking_begin();
-    sleep_ms(1);
+    mr_test_sleep_ms(1);
     MR_blocking_end();
     ck_assert_int_eq(MR_engine_id(), 1);
   }

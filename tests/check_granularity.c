@@ -1,5 +1,6 @@
 /* check_granularity.c: MR_par_cond_local_wsdeque_length and its frozen MR_EngineView, from a
  * client compiled as strict C99 (-std=c99 -pedantic -Werror; see Makefile.am). */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>

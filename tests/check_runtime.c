@@ -14,10 +14,6 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
 
 static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
 
@@ -102,7 +98,7 @@ START_TEST(test_bound_contexts_stay_on_their_engine) {
   for (int i = 0; i < 600; i++) {
     o.engine = i % 3;
     ck_assert_int_eq(MR_spawn(bound_body, (void *)(intptr_t)o.engine, &o), 0);
-    if (i % 50 == 0) sleep_ms(2); /* let engines fall asleep between bursts */
+    if (i % 50 == 0) mr_test_sleep_ms(2); /* let engines fall asleep between bursts */
   }
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(atomic_load(&bound_done), 600);
@@ -150,23 +146,6 @@ START_TEST(test_engine_ids) {
 END_TEST
 
 /* ---- shutdown from every engine state, nothing left behind ---- */
-static int count_threads(void) {
-  DIR *d = opendir("/proc/self/task");
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (e->d_name[0] != '.') n++;
-  closedir(d);
-  return n;
-}
-static int count_mappings(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  int n = 0, c;
-  while ((c = fgetc(f)) != EOF)
-    if (c == '\n') n++;
-  fclose(f);
-  return n;
-}
 
 static atomic_int stop_busy;
 static void busy_until_flag(void *arg) {
@@ -176,7 +155,7 @@ static void busy_until_flag(void *arg) {
 }
 static void *release_busy_later(void *arg) {
   (void)arg;
-  sleep_ms(30);
+  mr_test_sleep_ms(30);
   atomic_store(&stop_busy, 1);
   return NULL;
 }
@@ -186,17 +165,17 @@ static void *release_busy_later(void *arg) {
 START_TEST(test_shutdown_from_every_state_leaves_nothing) {
   /* Round 0 warms up: glibc keeps per-thread malloc arenas and cached thread stacks after the
    * threads end, and hwloc its one-time mappings; the rounds after it must leave nothing. */
-  int threads0 = count_threads(), maps0 = 0;
+  int threads0 = mr_test_count_threads(), maps0 = 0;
   for (int round = 0; round < 20; round++) {
     struct timespec t0, t1;
     switch (_i) {
       case 0:
         mr_test_start(3, "--spin-rounds 0");
-        sleep_ms(20);
+        mr_test_sleep_ms(20);
         break;
       case 1:
         mr_test_start(3, "--spin-rounds 1000000");
-        sleep_ms(5);
+        mr_test_sleep_ms(5);
         break;
       case 2: {
         mr_test_start(3, NULL);
@@ -209,12 +188,12 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
       }
       case 3:
         mr_test_start(3, NULL);
-        sleep_ms(5);
+        mr_test_sleep_ms(5);
         ck_assert_int_eq(mr_test_pfib(10), 55);
         break;
       default:
         mr_test_start(3, "--poll-interval-us 50 --spin-rounds 1");
-        sleep_ms(3);
+        mr_test_sleep_ms(3);
         break;
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -222,13 +201,13 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     ck_assert_msg(ms < (_i == 2 ? 500.0 : 200.0), "shutdown took %.1f ms (case %d)", ms, _i);
-    sleep_ms(_i == 2 ? 40 : 0); /* the detached releaser thread ends */
+    mr_test_sleep_ms(_i == 2 ? 40 : 0); /* the detached releaser thread ends */
     /* pthread_join returns when the kernel clears the thread id, a moment before the task
      * leaves /proc/self/task: allow it up to 200 ms to go. */
-    for (int w = 0; w < 200 && count_threads() != threads0; w++) sleep_ms(1);
-    ck_assert_int_eq(count_threads(), threads0);
-    if (round == 0) maps0 = count_mappings();
-    else ck_assert_int_eq(count_mappings(), maps0);
+    for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
+    ck_assert_int_eq(mr_test_count_threads(), threads0);
+    if (round == 0) maps0 = mr_test_count_mappings();
+    else ck_assert_int_eq(mr_test_count_mappings(), maps0);
   }
 }
 END_TEST

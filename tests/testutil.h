@@ -3,8 +3,10 @@
 #define MR_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "mrengine.h"
 
@@ -40,6 +42,38 @@ static inline void mr_test_start(int engines, const char *opts) {
   c.options = text;
   ck_assert_int_eq(MR_init(&c), 0);
   if (engines > 0) ck_assert_int_eq(MR_num_engines(), engines);
+}
+
+/* The threads of this process (/proc/self/task). */
+static inline int mr_test_count_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  int n = 0;
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n;
+}
+
+/* The memory mappings of this process (/proc/self/maps lines): every context stack is one or
+ * two (the stack and its guard page). */
+static inline int mr_test_count_mappings(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  int n = 0, c;
+  ck_assert_ptr_nonnull(f);
+  while ((c = fgetc(f)) != EOF)
+    if (c == '\n') n++;
+  fclose(f);
+  return n;
+}
+
+/* Sleep for ms milliseconds. */
+static inline void mr_test_sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&ts, NULL);
 }
 
 /* fib(n) with one spark per call through nested parallel conjunctions: fib(n+1)-1 sparks. */
