@@ -3,6 +3,8 @@
 
 #include "context.hpp"
 
+#include "sanitizer.hpp"
+
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #include <mutex>
@@ -70,6 +72,7 @@ Context *context_create(StackKind kind, std::size_t stack_bytes) {
     delete c;
     return nullptr;
   }
+  c->san = san::fiber_create();
   link(c);
   return c;
 }
@@ -77,8 +80,13 @@ Context *context_create(StackKind kind, std::size_t stack_bytes) {
 void context_destroy(Context *c) {
   unlink(c);
   // ~fiber on a suspended fiber unwinds its stack (boost::context::detail::forced_unwind passes
-  // through context_loop's frames) and frees it with the stack allocator.
+  // through context_loop's frames) and frees it with the stack allocator: the unwinding runs
+  // on c's stack, and comes back here.
+  void *self = san::current_fiber();
+  san::switch_to(c->san);
   c->fiber = ctx::fiber{};
+  san::switch_to(self);
+  san::fiber_destroy(c->san);
   delete c;
 }
 
@@ -93,6 +101,7 @@ std::size_t context_drop_all() {
     alignas(ctx::fiber) unsigned char sink[sizeof(ctx::fiber)];
     new (sink) ctx::fiber(std::move(c->fiber));
     if (c->stack.sp) ctx::protected_fixedsize_stack(c->stack.size).deallocate(c->stack);
+    san::fiber_destroy(c->san);
     delete c;
     n++;
   }

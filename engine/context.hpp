@@ -46,6 +46,7 @@ struct Context {
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
+  void *san = nullptr;       // its ThreadSanitizer fiber (sanitizer.hpp); nullptr otherwise
 };
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of

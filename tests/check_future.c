@@ -13,7 +13,7 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-enum { N = 10000 };
+enum { N = MR_TEST_SCALE(10000) };
 
 /* 10^4 suspended contexts at once: small stacks. */
 #define STACK "--stack-size 64"

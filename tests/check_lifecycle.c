@@ -17,16 +17,17 @@ static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
 START_TEST(test_lazy_engines_start_on_demand) {
   int threads0 = mr_test_count_threads();
   mr_test_start(4, "--lazy-engines");
-  ck_assert_int_eq(mr_test_count_threads(), threads0); /* no engine thread yet */
-  ck_assert_int_eq(sfib(20), 6765);                    /* sequential work starts none */
-  ck_assert_int_eq(mr_test_count_threads(), threads0);
+  mr_test_expect_threads(threads0);         /* no engine thread yet */
+  ck_assert_int_eq(sfib(20), 6765);         /* sequential work starts none */
+  mr_test_expect_threads(threads0);
   ck_assert_int_eq(mr_test_pfib(22), 17711); /* sparks wake (start) sleepers */
   int started = mr_test_count_threads() - threads0;
-  ck_assert_int_ge(started, 1);
-  ck_assert_int_le(started, 3);
+  if (MR_TEST_EXACT_RESOURCES) {
+    ck_assert_int_ge(started, 1);
+    ck_assert_int_le(started, 3);
+  }
   ck_assert_int_eq(MR_shutdown(), 0);
-  for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
-  ck_assert_int_eq(mr_test_count_threads(), threads0);
+  mr_test_expect_threads(threads0);
 }
 END_TEST
 
@@ -55,8 +56,7 @@ START_TEST(test_lazy_bound_context_starts_its_engine) {
   for (int i = 0; i < 10; i++) ck_assert_int_eq(MR_spawn(on_engine_1, NULL, &o), 0);
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(atomic_load(&bound_ok), 10);
-  for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
-  ck_assert_int_eq(mr_test_count_threads(), threads0);
+  mr_test_expect_threads(threads0);
 }
 END_TEST
 
@@ -79,8 +79,7 @@ START_TEST(test_lazy_shutdown_races_with_starts) {
     ck_assert_int_eq(MR_shutdown(), 0);
     ck_assert_int_eq(atomic_load(&runs), n);
   }
-  for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
-  ck_assert_int_eq(mr_test_count_threads(), threads0);
+  mr_test_expect_threads(threads0);
 }
 END_TEST
 
@@ -186,10 +185,9 @@ START_TEST(test_shutdown_now_in_flight_leaves_nothing) {
     r.size = sizeof r;
     ck_assert_int_eq(MR_shutdown_now(&r), 0);
     dropped += r.contexts_dropped + r.sparks_dropped;
-    for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
-    ck_assert_int_eq(mr_test_count_threads(), threads0);
+    mr_test_expect_threads(threads0);
     if (round == 2) maps0 = mr_test_count_mappings();
-    if (round > 2) ck_assert_int_eq(mr_test_count_mappings(), maps0);
+    if (round > 2) mr_test_expect_mappings(maps0);
   }
   ck_assert_uint_gt(dropped, 0); /* the test did stop work in flight */
 }

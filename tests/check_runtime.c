@@ -204,10 +204,9 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
     mr_test_sleep_ms(_i == 2 ? 40 : 0); /* the detached releaser thread ends */
     /* pthread_join returns when the kernel clears the thread id, a moment before the task
      * leaves /proc/self/task: allow it up to 200 ms to go. */
-    for (int w = 0; w < 200 && mr_test_count_threads() != threads0; w++) mr_test_sleep_ms(1);
-    ck_assert_int_eq(mr_test_count_threads(), threads0);
+    mr_test_expect_threads(threads0);
     if (round == 0) maps0 = mr_test_count_mappings();
-    else ck_assert_int_eq(mr_test_count_mappings(), maps0);
+    else mr_test_expect_mappings(maps0);
   }
 }
 END_TEST

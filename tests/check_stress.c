@@ -83,7 +83,7 @@ START_TEST(test_spawn_bursts_against_sleepers) {
   long expect = 0;
   MR_SpawnOptions o;
   MR_spawn_options_default(&o);
-  for (long i = 1; i <= 100000; i++) {
+  for (long i = 1; i <= MR_TEST_SCALE(100000); i++) {
     o.engine = (int)(rng_next(&seed) % 4) - 1; /* -1 (any), 0, 1, 2 */
     ck_assert_int_eq(MR_spawn(add_arg, (void *)(intptr_t)i, &o), 0);
     expect += i;

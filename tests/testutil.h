@@ -44,6 +44,17 @@ static inline void mr_test_start(int engines, const char *opts) {
   if (engines > 0) ck_assert_int_eq(MR_num_engines(), engines);
 }
 
+/* A build with --enable-sanitizer compiles the tests with MR_TEST_SANITIZER: the sanitizer's
+ * runtime has threads and mappings of its own (so exact counts of ours are not checked), and
+ * ThreadSanitizer allows about 8000 fibers (so the counts of contexts alive at once shrink). */
+#ifdef MR_TEST_SANITIZER
+#define MR_TEST_EXACT_RESOURCES 0
+#define MR_TEST_SCALE(n) ((n) / 5)
+#else
+#define MR_TEST_EXACT_RESOURCES 1
+#define MR_TEST_SCALE(n) (n)
+#endif
+
 /* The threads of this process (/proc/self/task). */
 static inline int mr_test_count_threads(void) {
   DIR *d = opendir("/proc/self/task");
@@ -74,6 +85,21 @@ static inline void mr_test_sleep_ms(long ms) {
   ts.tv_sec = ms / 1000;
   ts.tv_nsec = (ms % 1000) * 1000000L;
   nanosleep(&ts, NULL);
+}
+
+/* Assert that the process has n threads, giving exiting threads up to 200 ms to leave
+ * (pthread_join returns a moment before a thread leaves /proc/self/task). Not checked in a
+ * sanitizer build. */
+static inline void mr_test_expect_threads(int n) {
+  int w;
+  if (!MR_TEST_EXACT_RESOURCES) return;
+  for (w = 0; w < 200 && mr_test_count_threads() != n; w++) mr_test_sleep_ms(1);
+  ck_assert_int_eq(mr_test_count_threads(), n);
+}
+
+/* Assert that the process has n memory mappings (not checked in a sanitizer build). */
+static inline void mr_test_expect_mappings(int n) {
+  if (MR_TEST_EXACT_RESOURCES) ck_assert_int_eq(mr_test_count_mappings(), n);
 }
 
 /* fib(n) with one spark per call through nested parallel conjunctions: fib(n+1)-1 sparks. */
