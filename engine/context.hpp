@@ -12,10 +12,12 @@
 #include <semaphore.h>
 
 #include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 #include <boost/context/stack_context.hpp>
 
 #include <cstddef>
 
+#include "sanitizer.hpp"
 #include "task.hpp"
 
 namespace mr::engine {
@@ -46,15 +48,40 @@ struct Context {
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
-  void *san = nullptr;       // its ThreadSanitizer fiber (sanitizer.hpp); nullptr otherwise
+  san::Fiber san;            // for the sanitizers' view of switches (sanitizer.hpp)
 };
+
+// boost::context::protected_fixedsize_stack (mmap, with one PROT_NONE guard page below the
+// stack) that also records where the stack is.
+class RecordingStack {
+ public:
+  RecordingStack(std::size_t bytes, boost::context::stack_context *where)
+      : inner_(bytes), where_(where) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context s = inner_.allocate();
+    *where_ = s;
+    return s;
+  }
+  void deallocate(boost::context::stack_context &s) noexcept { inner_.deallocate(s); }
+
+ private:
+  boost::context::protected_fixedsize_stack inner_;
+  boost::context::stack_context *where_;
+};
+
+// Free a suspended fiber made with a RecordingStack without running any more of it: its
+// continuation is forgotten (~fiber would unwind its frames, running the destructors and catch
+// blocks of whatever it was doing) and its stack unmapped. The fiber's own record lives on that
+// stack and goes with it. Only code that owns no resources may be left this way: a free
+// context, or engine 0's scheduler, or a task that MR_shutdown_now abandons.
+void fiber_forget(boost::context::fiber &f, boost::context::stack_context &stack, san::Fiber &sf);
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of
 // its loop. Returns nullptr if the stack cannot be mapped. Any engine thread.
 Context *context_create(StackKind kind, std::size_t stack_bytes);
 
-// Destroy a free context: unwind its fiber and unmap its stack. Any thread, with the runtime
-// stopping (no engine may hold a pointer to it).
+// Destroy a free context (suspended at the top of its loop): forget its fiber and unmap its
+// stack. Any thread, with the runtime stopping (no engine may hold a pointer to it).
 void context_destroy(Context *c);
 
 // Free every context that context_destroy has not freed, without unwinding its stack (it may be

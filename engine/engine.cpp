@@ -79,7 +79,8 @@ struct Engine {
   // ---- owner only (the engine's own thread) ----
   Context *current = nullptr;    // the context running on this engine
   bctx::fiber sched;             // the scheduler's continuation while a context runs
-  void *sched_san = nullptr;     // the scheduler's ThreadSanitizer fiber (sanitizer.hpp)
+  san::Fiber sched_san;          // the scheduler's stack, for the sanitizers (sanitizer.hpp)
+  boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
   Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
   bool holds_search_unit = false;  // this engine owns one searching unit of the census
   bool woken_for_work = false;   // woken by advice or poll and has not found work yet
@@ -122,7 +123,7 @@ struct Backup {
   Context *ctx = nullptr;
   bool exit = false;
   boost::context::fiber home;    // the backup's own continuation while it runs ctx
-  void *home_san = nullptr;      // the backup thread's own ThreadSanitizer fiber
+  mr::engine::san::Fiber home_san;  // the backup thread's own stack, for the sanitizers
   Backup *next_idle = nullptr;   // protected by Runtime::backup_lock
 };
 
@@ -362,9 +363,10 @@ void run_context(Engine *e, Context *c) {
     bump(e->stats.contexts_resumed);
   }
   bctx::fiber f = std::move(c->fiber);
-  san::switch_to(c->san);
+  san::leave(e->sched_san, c->san);
   // The ontop function runs on c's stack: it saves the scheduler's continuation.
-  (void)std::move(f).resume_with([e](bctx::fiber &&from) {
+  (void)std::move(f).resume_with([e, c](bctx::fiber &&from) {
+    san::arrive(c->san);
     e->sched = std::move(from);
     return bctx::fiber{};
   });
@@ -376,8 +378,9 @@ template <class F>
 void switch_to_scheduler(Engine *e, Context *self, F publish) {
   e->current = nullptr;
   bctx::fiber s = std::move(e->sched);
-  san::switch_to(e->sched_san);
-  (void)std::move(s).resume_with([self, publish](bctx::fiber &&from) {
+  san::leave(self->san, e->sched_san);
+  (void)std::move(s).resume_with([e, self, publish](bctx::fiber &&from) {
+    san::arrive(e->sched_san);
     self->fiber = std::move(from);
     publish();
     return bctx::fiber{};
@@ -752,7 +755,7 @@ void pin_self(Engine *e) {
 
 void *engine_main(void *arg) {
   auto *e = static_cast<Engine *>(arg);
-  e->sched_san = san::current_fiber();  // the scheduler runs on the thread's own stack
+  san::init_thread(e->sched_san);  // the scheduler runs on the thread's own stack
   set_current(e);
   pin_self(e);
   if (!e->start_asleep) sem_post(&g->started);  // MR_init waits only for engines it started
@@ -796,14 +799,9 @@ void retire_lazy_engines() {
 }
 
 // Called only by engine 0's thread, stopping: its scheduler fiber is suspended in run_context (or
-// never started); unwind it (on its own stack, then back here) and free it.
-void unwind_scheduler_fiber(Engine *e0) {
-  void *self = san::current_fiber();
-  san::switch_to(e0->sched_san);
-  e0->sched = bctx::fiber{};
-  san::switch_to(self);
-  san::fiber_destroy(e0->sched_san);
-  e0->sched_san = nullptr;
+// never started), holding nothing; forget it and free its stack.
+void forget_scheduler_fiber(Engine *e0) {
+  fiber_forget(e0->sched, e0->sched_stack, e0->sched_san);
 }
 
 void destroy_runtime() {
@@ -851,8 +849,9 @@ static void finish_task(Context *self, Join *j) {
       bump(e->stats.contexts_resumed);
       e->current = p;
       bctx::fiber f = std::move(p->fiber);
-      san::switch_to(p->san);
-      (void)std::move(f).resume_with([self, e](bctx::fiber &&from) {
+      san::leave(self->san, p->san);
+      (void)std::move(f).resume_with([self, e, p](bctx::fiber &&from) {
+        san::arrive(p->san);
         self->fiber = std::move(from);
         release_context(e, self);
         return bctx::fiber{};
@@ -1077,15 +1076,16 @@ namespace {
 void *backup_main(void *arg) {
   auto *b = static_cast<Backup *>(arg);
   t_backup = b;
-  b->home_san = san::current_fiber();
+  san::init_thread(b->home_san);
   for (;;) {
     while (sem_wait(&b->go) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
     if (b->exit) return nullptr;
     Context *c = b->ctx;
     bctx::fiber f = std::move(c->fiber);
-    san::switch_to(c->san);
+    san::leave(b->home_san, c->san);
     // The ontop function runs on c's stack: it saves this loop's continuation.
-    (void)std::move(f).resume_with([b](bctx::fiber &&from) {
+    (void)std::move(f).resume_with([b, c](bctx::fiber &&from) {
+      san::arrive(c->san);
       b->home = std::move(from);
       return bctx::fiber{};
     });
@@ -1203,9 +1203,10 @@ void blocking_end() {
   c->offloaded = false;
   int saved_errno = errno;  // the region's last errno, set on the backup thread
   bctx::fiber home = std::move(b->home);
-  san::switch_to(b->home_san);
+  san::leave(c->san, b->home_san);
   // Back to the backup's loop; once c is saved, make it runnable on an engine again.
   (void)std::move(home).resume_with([b, c](bctx::fiber &&from) {
+    san::arrive(b->home_san);
     c->fiber = std::move(from);
     backup_idle(b);
     schedule(c);
@@ -1519,18 +1520,18 @@ int start(const Params &p, std::string *err) {
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
   g->primordial.kind = StackKind::PRIMORDIAL;
   g->primordial.bound = 0;
-  g->primordial.san = san::current_fiber();  // the caller's own stack
+  san::init_thread(g->primordial.san);  // the caller's own stack
   e0->current = &g->primordial;
   try {
     place_engines();
-    e0->sched = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(256 * 1024),
+    e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
                             [e0](bctx::fiber &&from) {
                               (void)from;
                               scheduler(e0);
                               fatal("engine 0's scheduler ended while the runtime runs");
                               return bctx::fiber{};
                             });
-    e0->sched_san = san::fiber_create();
+    san::init_stack(e0->sched_san, e0->sched_stack);
   } catch (const std::bad_alloc &) {
     destroy_runtime();
     if (err) *err = "out of memory while starting the runtime";
@@ -1569,7 +1570,7 @@ int start(const Params &p, std::string *err) {
       g_running.store(false, std::memory_order_release);
       if (g->saved_binding) hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
       set_current(nullptr);
-      unwind_scheduler_fiber(e0);
+      forget_scheduler_fiber(e0);
       destroy_runtime();
       return MR_EAGAIN;
     }
@@ -1603,7 +1604,7 @@ void finish_stop(Engine *e, MR_ShutdownReport *dropped) {
   // MR_shutdown_now: a backup's context may still be in its region; it is queued (and dropped)
   // when the region ends, and the backup leaves after that.
   stop_backups();
-  unwind_scheduler_fiber(e);
+  forget_scheduler_fiber(e);
   if (g->p.print_stats) print_stats(stderr);
   if (g->saved_binding) (void)hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
   std::uint64_t w = g->census.load();
