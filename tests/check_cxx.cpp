@@ -111,7 +111,9 @@ START_TEST(test_spawn_carries_exceptions) {
       (void)bad->wait();
       ck_abort_msg("no exception");
     } catch (const std::runtime_error &e) {
-      ck_assert_str_eq(e.what(), ("boom " + std::to_string(rep)).c_str());
+      // A named string: ck_assert_str_eq keeps a pointer past the full expression.
+      const std::string expected = "boom " + std::to_string(rep);
+      ck_assert_str_eq(e.what(), expected.c_str());
     }
     ck_assert_int_eq(good->wait(), 144);
   }
