@@ -37,6 +37,7 @@
 
 #include "context.hpp"
 #include "fatal.hpp"
+#include "overflow.hpp"
 #include "runqueue.hpp"
 #include "sanitizer.hpp"
 #include "sleep.hpp"
@@ -103,6 +104,7 @@ struct Engine {
   std::atomic<int> pu{-1};
   int planned_pu = -1;           // from the pinning plan; -1 for none
   Counters stats;
+  overflow::AltStack altstack;   // the engine thread's alternate signal stack
   // ---- shared ----
   WsDeque deque;                 // owner pushes/pops; thieves steal
   MR_EngineView view{};          // what generated code reads inline (set in start, then frozen)
@@ -124,6 +126,7 @@ struct Backup {
   bool exit = false;
   boost::context::fiber home;    // the backup's own continuation while it runs ctx
   mr::engine::san::Fiber home_san;  // the backup thread's own stack, for the sanitizers
+  overflow::AltStack altstack;   // the backup thread's alternate signal stack
   Backup *next_idle = nullptr;   // protected by Runtime::backup_lock
 };
 
@@ -756,11 +759,13 @@ void pin_self(Engine *e) {
 void *engine_main(void *arg) {
   auto *e = static_cast<Engine *>(arg);
   san::init_thread(e->sched_san);  // the scheduler runs on the thread's own stack
+  (void)overflow::altstack_on(e->altstack);
   set_current(e);
   pin_self(e);
   if (!e->start_asleep) sem_post(&g->started);  // MR_init waits only for engines it started
   scheduler(e);
   set_current(nullptr);
+  overflow::altstack_off(e->altstack);
   return nullptr;
 }
 
@@ -1067,6 +1072,12 @@ std::uintptr_t future_wait(Future *f) {
   return f->value.load(std::memory_order_relaxed);
 }
 
+const Context *context_on_this_thread() {
+  if (Engine *e = t_engine) return e->current;
+  if (Backup *b = t_backup) return b->ctx;
+  return nullptr;
+}
+
 // ---- blocking regions ----------------------------------------------------------------------
 
 namespace {
@@ -1077,9 +1088,13 @@ void *backup_main(void *arg) {
   auto *b = static_cast<Backup *>(arg);
   t_backup = b;
   san::init_thread(b->home_san);
+  (void)overflow::altstack_on(b->altstack);
   for (;;) {
     while (sem_wait(&b->go) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
-    if (b->exit) return nullptr;
+    if (b->exit) {
+      overflow::altstack_off(b->altstack);
+      return nullptr;
+    }
     Context *c = b->ctx;
     bctx::fiber f = std::move(c->fiber);
     san::leave(b->home_san, c->san);
@@ -1161,6 +1176,15 @@ Backup *current_backup() {
 
 }  // namespace
 
+// Set errno of the thread that runs the caller now. Never inlined: __errno_location() is a
+// const function, so a compiler may keep the address it returned before a switch to another
+// thread (ThreadSanitizer caught exactly that: the write went to the backup thread's errno).
+static void set_errno_here(int v) __attribute__((noinline));
+static void set_errno_here(int v) {
+  __asm__ __volatile__("" ::: "memory");
+  errno = v;
+}
+
 void blocking_begin() {
   Engine *e = current();
   if (!e) {
@@ -1212,8 +1236,8 @@ void blocking_end() {
     schedule(c);
     return bctx::fiber{};
   });
-  // Now on an engine again.
-  errno = saved_errno;
+  // Now on an engine again: on another thread, whose errno is elsewhere.
+  set_errno_here(saved_errno);
 }
 
 // ---- loop control --------------------------------------------------------------------------
@@ -1546,6 +1570,8 @@ int start(const Params &p, std::string *err) {
   }
   set_current(e0);
   pin_self(e0);
+  overflow::install();
+  (void)overflow::altstack_on(e0->altstack);
   if (p.lazy_engines) {
     // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
     // (ensure_started). They count as sleepers, so the post-work check (P1) wakes them.
@@ -1571,6 +1597,8 @@ int start(const Params &p, std::string *err) {
       if (g->saved_binding) hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);
       set_current(nullptr);
       forget_scheduler_fiber(e0);
+      overflow::altstack_off(e0->altstack);
+      overflow::uninstall();
       destroy_runtime();
       return MR_EAGAIN;
     }
@@ -1604,6 +1632,8 @@ void finish_stop(Engine *e, MR_ShutdownReport *dropped) {
   // MR_shutdown_now: a backup's context may still be in its region; it is queued (and dropped)
   // when the region ends, and the backup leaves after that.
   stop_backups();
+  overflow::altstack_off(e->altstack);
+  overflow::uninstall();
   forget_scheduler_fiber(e);
   if (g->p.print_stats) print_stats(stderr);
   if (g->saved_binding) (void)hwloc_set_cpubind(g->topo, g->saved_binding, HWLOC_CPUBIND_THREAD);

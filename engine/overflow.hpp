@@ -1,0 +1,46 @@
+// overflow.hpp: a context's stack overflow becomes a message naming the option to raise.
+//
+// Every context stack has a PROT_NONE guard page below it (RecordingStack). A SIGSEGV (or
+// SIGBUS) whose address is in or just below the guard page of the context running on the
+// faulting thread prints
+//   mrengine: context stack overflow (stack size N KiB); raise --stack-size
+// (or --small-stack-size, for a spark's context) and aborts. The handler runs on an alternate
+// signal stack, since the faulting stack has no room left; every engine and backup thread has
+// one. Any other fault goes to the action that was installed before MR_init.
+#ifndef MR_ENGINE_OVERFLOW_HPP
+#define MR_ENGINE_OVERFLOW_HPP
+
+#include <signal.h>
+
+namespace mr::engine {
+
+struct Context;
+
+// Defined in engine.cpp: the context running on the calling thread (an engine's current
+// context, or a backup thread's), or nullptr. Async-signal-safe (thread-local reads only).
+const Context *context_on_this_thread();
+
+namespace overflow {
+
+// Install the handler for SIGSEGV and SIGBUS, keeping the previous actions. Called by MR_init's
+// thread before any engine thread exists.
+void install();
+// Put the previous actions back (unless someone replaced ours meanwhile). Called by MR_shutdown
+// once every engine and backup thread has been joined.
+void uninstall();
+
+// An alternate signal stack for the calling thread, and the one it replaced.
+struct AltStack {
+  void *mem = nullptr;
+  stack_t old{};
+};
+// Give the calling thread an alternate signal stack (false if it cannot be had; the thread
+// then dies of a bare SIGSEGV on overflow). Called by the thread itself.
+bool altstack_on(AltStack &a);
+// Put the thread's previous alternate stack back and free ours. Called by the same thread.
+void altstack_off(AltStack &a);
+
+}  // namespace overflow
+}  // namespace mr::engine
+
+#endif

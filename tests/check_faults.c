@@ -1,0 +1,178 @@
+/* check_faults.c: faults and misuse stop the process with a message that names them. Each case
+ * runs in a child of its own whose stderr comes back through a pipe. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+/* Run body() in a forked child with stderr into a pipe; return its wait status and put what it
+ * printed in out. */
+static int run_child(void (*body)(void), char *out, size_t cap) {
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  fflush(stderr);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], STDERR_FILENO);
+    body();
+    _exit(0);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t r;
+  while (n + 1 < cap && (r = read(fd[0], out + n, cap - 1 - n)) > 0) n += (size_t)r;
+  out[n] = '\0';
+  close(fd[0]);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+static int killed_by(int status, int sig) { return WIFSIGNALED(status) && WTERMSIG(status) == sig; }
+
+/* Deep enough for any stack we give it; each frame keeps 1 KiB live. */
+static int recurse(volatile char *up, int depth) {
+  volatile char frame[1024];
+  frame[0] = (char)depth;
+  frame[1023] = up ? up[0] : 0;
+  if (depth == 0) return frame[0];
+  return recurse(frame, depth - 1) + frame[1023];
+}
+
+static void deep(void *arg) {
+  (void)arg;
+  (void)recurse(NULL, 1 << 20);
+}
+
+static void overflow_spawned(void) {
+  mr_test_start(2, "--stack-size 64");
+  MR_spawn(deep, NULL, NULL);
+  MR_shutdown();
+}
+
+static void overflow_spark(void) {
+  MR_SyncTerm st;
+  mr_test_start(2, "--small-stack-size 32");
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, deep, NULL);
+  MR_join_and_continue(&st); /* the spark may run here or on engine 1: a spark context either way */
+  MR_shutdown();
+}
+
+START_TEST(test_stack_overflow_names_the_option) {
+  char out[1024];
+  int st = run_child(overflow_spawned, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGABRT), "status %#x, stderr '%s'", st, out);
+  ck_assert_msg(strstr(out, "mrengine: context stack overflow (stack size 64 KiB); raise "
+                            "--stack-size\n") != NULL,
+                "stderr: '%s'", out);
+  st = run_child(overflow_spark, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGABRT), "status %#x, stderr '%s'", st, out);
+  ck_assert_msg(strstr(out, "mrengine: context stack overflow (stack size 32 KiB); raise "
+                            "--small-stack-size\n") != NULL,
+                "stderr: '%s'", out);
+}
+END_TEST
+
+/* A fault that is not an overflow keeps its usual outcome, and says nothing about stacks. */
+static void null_write(void *arg) {
+  (void)arg;
+  *(volatile int *)(uintptr_t)arg = 1;
+}
+static void bad_pointer(void) {
+  mr_test_start(2, NULL);
+  MR_spawn(null_write, NULL, NULL);
+  MR_shutdown();
+}
+
+START_TEST(test_other_faults_keep_their_signal) {
+  char out[1024];
+  int st = run_child(bad_pointer, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGSEGV), "status %#x, stderr '%s'", st, out);
+  ck_assert_ptr_null(strstr(out, "stack overflow"));
+}
+END_TEST
+
+/* After MR_shutdown the previous handler is back: a fault is the default SIGSEGV again. */
+static void fault_after_shutdown(void) {
+  mr_test_start(2, NULL);
+  MR_shutdown();
+  null_write(NULL);
+}
+
+START_TEST(test_handler_removed_at_shutdown) {
+  char out[1024];
+  int st = run_child(fault_after_shutdown, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGSEGV), "status %#x, stderr '%s'", st, out);
+  ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* Misuse that cannot be an error code: the message names it. */
+static void fork_after_shutdown(void) {
+  MR_SyncTerm st;
+  mr_test_start(1, NULL);
+  MR_shutdown();
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, deep, NULL);
+}
+static void unmatched_blocking_end(void) {
+  mr_test_start(1, NULL);
+  MR_blocking_end();
+}
+static void empty_conjunction(void) {
+  MR_SyncTerm st;
+  mr_test_start(1, NULL);
+  MR_sync_term_init(&st, 0);
+}
+
+START_TEST(test_misuse_is_named) {
+  static const struct {
+    void (*body)(void);
+    const char *says;
+  } cases[] = {
+      {fork_after_shutdown, "mrengine: MR_fork_new_child called while the runtime is not running"},
+      {unmatched_blocking_end, "mrengine: MR_blocking_end without a matching MR_blocking_begin"},
+      {empty_conjunction, "mrengine: MR_sync_term_init: a conjunction has at least 1 branch"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char out[1024];
+    int st = run_child(cases[i].body, out, sizeof out);
+    ck_assert_msg(killed_by(st, SIGABRT), "case %zu: status %#x", i, st);
+    ck_assert_msg(strstr(out, cases[i].says) != NULL, "case %zu: stderr '%s'", i, out);
+  }
+}
+END_TEST
+
+/* Misuse that has an error code returns it and changes nothing. */
+START_TEST(test_misuse_with_codes) {
+  mr_test_start(2, NULL);
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  ck_assert_int_eq(MR_init(&c), MR_EBUSY); /* MR_init twice */
+  ck_assert_int_eq(MR_num_engines(), 2);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(MR_shutdown(), MR_ENOTINIT); /* use after shutdown */
+  ck_assert_int_eq(MR_spawn(deep, NULL, NULL), MR_ENOTINIT);
+  ck_assert_int_eq(MR_lc_create(2, NULL), MR_ENOTINIT);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("faults");
+  TCase *tc = mr_tcase("faults", 60);
+  tcase_add_test(tc, test_stack_overflow_names_the_option);
+  tcase_add_test(tc, test_other_faults_keep_their_signal);
+  tcase_add_test(tc, test_handler_removed_at_shutdown);
+  tcase_add_test(tc, test_misuse_is_named);
+  tcase_add_test(tc, test_misuse_with_codes);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
