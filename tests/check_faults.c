@@ -2,6 +2,8 @@
  * runs in a child of its own whose stderr comes back through a pipe. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,6 +170,80 @@ START_TEST(test_misuse_with_codes) {
 }
 END_TEST
 
+/* ---- resource failure: address space (RLIMIT_AS applies to root as well) ---- */
+
+static long vm_size_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  ck_assert_ptr_nonnull(f);
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %ld kB", &kib) == 1) break;
+  fclose(f);
+  return kib;
+}
+
+static void set_as_limit(rlim_t bytes) {
+  struct rlimit r;
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &r), 0);
+  r.rlim_cur = bytes;
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &r), 0);
+}
+
+/* MR_init cannot create its engine threads (no room for their stacks): an error code, and no
+ * thread or mapping left behind; with the room back, it starts. */
+static void init_without_room(void) {
+  int threads = mr_test_count_threads(), maps = 0;
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV | MR_CONFIG_QUIET;
+  c.engines = 4;
+  set_as_limit((rlim_t)(vm_size_kib() + 2048) * 1024); /* 2 MiB more: no 8 MiB thread stack */
+  /* Fail 20 times: the first may leave the allocator's own mappings (the heap may have had to
+   * move); after that the count must not move. */
+  for (int round = 0; round < 20; round++) {
+    int rc = MR_init(&c);
+    if (rc != MR_EAGAIN && rc != MR_ENOMEM) _exit(10);
+    if (MR_num_engines() != 0) _exit(11);
+    if (mr_test_count_threads() != threads) _exit(12);
+    if (round == 1) maps = mr_test_count_mappings();
+    if (round > 1 && mr_test_count_mappings() != maps) _exit(13);
+  }
+  if (strstr(MR_init_error_message(), "engine thread") == NULL &&
+      strstr(MR_init_error_message(), "memory") == NULL)
+    _exit(14);
+  set_as_limit(RLIM_INFINITY);
+  if (MR_init(&c) != 0 || MR_num_engines() != 4) _exit(15);
+  if (MR_shutdown() != 0) _exit(16);
+  _exit(0);
+}
+
+/* A stack that cannot be mapped: MR_spawn says MR_ENOMEM and the runtime goes on. */
+static atomic_int small_ran;
+static void small_body(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&small_ran, 1);
+}
+static void spawn_without_room(void) {
+  mr_test_start(2, "--stack-size 1048576"); /* 1 GiB stacks */
+  set_as_limit((rlim_t)(vm_size_kib() + 64 * 1024) * 1024);
+  if (MR_spawn(small_body, NULL, NULL) != MR_ENOMEM) _exit(20);
+  set_as_limit(RLIM_INFINITY);
+  if (MR_spawn(small_body, NULL, NULL) != 0) _exit(21);
+  if (MR_shutdown() != 0 || atomic_load(&small_ran) != 1) _exit(22);
+  _exit(0);
+}
+
+START_TEST(test_out_of_address_space) {
+  if (!MR_TEST_EXACT_RESOURCES) return; /* sanitizers reserve terabytes of address space */
+  char out[1024];
+  int st = run_child(init_without_room, out, sizeof out);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "init: status %#x, stderr '%s'", st, out);
+  st = run_child(spawn_without_room, out, sizeof out);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "spawn: status %#x, stderr '%s'", st, out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("faults");
   TCase *tc = mr_tcase("faults", 60);
@@ -176,6 +252,7 @@ int main(void) {
   tcase_add_test(tc, test_handler_removed_at_shutdown);
   tcase_add_test(tc, test_misuse_is_named);
   tcase_add_test(tc, test_misuse_with_codes);
+  tcase_add_test(tc, test_out_of_address_space);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
