@@ -50,9 +50,11 @@ static inline void mr_test_start(int engines, const char *opts) {
 #ifdef MR_TEST_SANITIZER
 #define MR_TEST_EXACT_RESOURCES 0
 #define MR_TEST_SCALE(n) ((n) / 5)
+#define MR_TEST_OWN_SIGNALS 0 /* the sanitizer handles SIGSEGV that is not ours */
 #else
 #define MR_TEST_EXACT_RESOURCES 1
 #define MR_TEST_SCALE(n) (n)
+#define MR_TEST_OWN_SIGNALS 1
 #endif
 
 /* The threads of this process (/proc/self/task). */
