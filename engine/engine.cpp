@@ -164,8 +164,9 @@ Runtime *g = nullptr;
 std::atomic<bool> g_running{false};
 
 thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
-// The backup record of a backup thread, nullptr on every other thread.
-thread_local Backup *t_backup = nullptr;
+// The backup record of a backup thread, nullptr on every other thread. initial-exec, like
+// t_engine: the stack overflow handler reads both, and must not call __tls_get_addr.
+thread_local Backup *t_backup __attribute__((tls_model("initial-exec"))) = nullptr;
 
 static_assert(sizeof(std::atomic<std::int64_t>) == sizeof(AO_t) &&
                   std::atomic<std::int64_t>::is_always_lock_free,
