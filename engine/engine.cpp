@@ -359,6 +359,34 @@ void schedule(Context *c) {
 
 // ---- switching ----------------------------------------------------------------------------
 
+// The two switches every other one is made of. Both name their destination to the sanitizers
+// (sanitizer.hpp) and save the source in the ontop function, on the destination's stack.
+
+// Run context c from a stack that is not a context's (a scheduler, a backup thread's loop):
+// that stack's continuation goes into `slot` until c switches back to it.
+void resume_context(Context *c, san::Fiber &from, bctx::fiber &slot) {
+  bctx::fiber f = std::move(c->fiber);
+  san::leave(from, c->san);
+  (void)std::move(f).resume_with([c, &slot](bctx::fiber &&back) {
+    san::arrive(c->san);
+    slot = std::move(back);
+    return bctx::fiber{};
+  });
+}
+
+// Leave context self for the continuation `to` (whose stack is `to_san`): self is saved in
+// self->fiber, and only then does `publish` run, on the destination's stack (J1).
+template <class F>
+void leave_context(Context *self, bctx::fiber &&to, san::Fiber &to_san, F publish) {
+  san::leave(self->san, to_san);
+  (void)std::move(to).resume_with([self, &to_san, publish](bctx::fiber &&back) {
+    san::arrive(to_san);
+    self->fiber = std::move(back);
+    publish();
+    return bctx::fiber{};
+  });
+}
+
 // Called only by engine e's scheduler: run c until something switches back to the scheduler.
 void run_context(Engine *e, Context *c) {
   e->current = c;
@@ -366,14 +394,7 @@ void run_context(Engine *e, Context *c) {
     c->suspended = false;
     bump(e->stats.contexts_resumed);
   }
-  bctx::fiber f = std::move(c->fiber);
-  san::leave(e->sched_san, c->san);
-  // The ontop function runs on c's stack: it saves the scheduler's continuation.
-  (void)std::move(f).resume_with([e, c](bctx::fiber &&from) {
-    san::arrive(c->san);
-    e->sched = std::move(from);
-    return bctx::fiber{};
-  });
+  resume_context(c, e->sched_san, e->sched);
 }
 
 // Called only by a context on engine e: switch to e's scheduler; `publish` runs on the
@@ -381,14 +402,7 @@ void run_context(Engine *e, Context *c) {
 template <class F>
 void switch_to_scheduler(Engine *e, Context *self, F publish) {
   e->current = nullptr;
-  bctx::fiber s = std::move(e->sched);
-  san::leave(self->san, e->sched_san);
-  (void)std::move(s).resume_with([e, self, publish](bctx::fiber &&from) {
-    san::arrive(e->sched_san);
-    self->fiber = std::move(from);
-    publish();
-    return bctx::fiber{};
-  });
+  leave_context(self, std::move(e->sched), e->sched_san, publish);
 }
 
 // Called only by the context running on engine e: suspend it until someone
@@ -404,6 +418,31 @@ void suspend_self(Engine *e, const char *what, F publish) {
   switch_to_scheduler(e, self, [e, self, &publish] {
     if (publish(self)) e->next_ctx = self;  // run_context counts the resumption
   });
+}
+
+// The same for a thread that is not an engine: it waits as a FOREIGN record on its own stack,
+// which `publish` makes findable; `schedule` of the record posts the thread's semaphore.
+template <class F>
+void block_foreign(F publish) {
+  sem_t sem;
+  sem_init(&sem, 0, 0);
+  Context self;
+  self.kind = StackKind::FOREIGN;
+  self.wake = &sem;
+  if (!publish(&self))
+    while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+  // The post came after whatever made the wait end, and sem_wait synchronises with it.
+  sem_destroy(&sem);
+}
+
+// Wait until whoever `publish(self)` hands self to resumes it: the context running on engine e
+// suspends, or, with e == nullptr, the calling thread blocks. Joins and futures wait here.
+template <class F>
+void wait_here(Engine *e, const char *what, F publish) {
+  if (e)
+    suspend_self(e, what, publish);
+  else
+    block_foreign(publish);
 }
 
 // ---- the idle loop ------------------------------------------------------------------------
@@ -469,14 +508,14 @@ void become_working(Engine *e, const Engine *victim) {
   after_found_work(e, victim);
 }
 
-// Called only by engine e: a spark from the injector in a context, or nullptr.
-Context *take_injected(Engine *e) {
+// Called only by engine e: take a spark from the injector into *t.
+bool pop_injected(Engine *e, Task *t) {
   Injected *n = g->injector.pop();
-  if (!n) return nullptr;
-  Task t = n->task;
+  if (!n) return false;
+  *t = n->task;
   delete n;
   bump(e->stats.sparks_injected);
-  return context_for_spark(e, t);
+  return true;
 }
 
 // Called only by engine e: a context from the queues, or a spark from its own deque or the
@@ -489,7 +528,8 @@ Context *take_local(Engine *e) {
     bump(e->stats.sparks_run_local);
     return context_for_spark(e, t);
   }
-  return take_injected(e);
+  if (pop_injected(e, &t)) return context_for_spark(e, t);
+  return nullptr;
 }
 
 void cpu_relax() {
@@ -540,10 +580,7 @@ Context *steal_rounds(Engine *e) {
         become_working(e, nullptr);
         return c;
       }
-      if (Injected *n = g->injector.pop()) {
-        Task t = n->task;
-        delete n;
-        bump(e->stats.sparks_injected);
+      if (Task t; pop_injected(e, &t)) {
         become_working(e, nullptr);
         return context_for_spark(e, t);
       }
@@ -854,14 +891,7 @@ static void finish_task(Context *self, Join *j) {
       p->suspended = false;
       bump(e->stats.contexts_resumed);
       e->current = p;
-      bctx::fiber f = std::move(p->fiber);
-      san::leave(self->san, p->san);
-      (void)std::move(f).resume_with([self, e, p](bctx::fiber &&from) {
-        san::arrive(p->san);
-        self->fiber = std::move(from);
-        release_context(e, self);
-        return bctx::fiber{};
-      });
+      leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
       return;
     }
     schedule(p);
@@ -925,37 +955,22 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   maybe_wake(e->id);
 }
 
+// The parent's own arrival at j, after which it waits for the last child (J1). e == nullptr: a
+// thread that is not an engine, which blocks (J1 with no continuation to save).
 static void suspend_on_join(Engine *e, Join *j) {
-  j->parent = e->current;
-  suspend_self(e, "join outside a context", [j](Context *) {
+  wait_here(e, "join outside a context", [j](Context *self) {
+    j->parent = self;
     // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
     // with the children that arrived meanwhile (J1). Zero: every child had arrived.
     return j->count.fetch_sub(1, std::memory_order_acq_rel) == 1;
   });
 }
 
-// The join of a thread that is not an engine: it blocks on a semaphore of its own until the
-// last child posts it (J1, with no continuation to save).
-static void join_wait_foreign(Join *j) {
-  sem_t sem;
-  sem_init(&sem, 0, 0);
-  Context w;
-  w.kind = StackKind::FOREIGN;
-  w.wake = &sem;
-  j->parent = &w;
-  // acq_rel: release publishes j->parent to the last child; acquire pairs with the children's
-  // release arrivals (their results become visible). Zero: every child had arrived.
-  if (j->count.fetch_sub(1, std::memory_order_acq_rel) != 1)
-    while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
-  // The post came after the last child's acq_rel arrival, and sem_wait synchronises with it.
-  sem_destroy(&sem);
-}
-
 void join_wait(Join *j) {
   Engine *e = current();
   if (!e) {
     if (!running()) fatal("MR_join_and_continue called while the runtime is not running");
-    join_wait_foreign(j);
+    suspend_on_join(nullptr, j);
     return;
   }
   for (;;) {
@@ -989,8 +1004,7 @@ namespace {
 // that is not an engine. Valid until the waiter is resumed (the signaller reads `next` first).
 struct FutureWaiter {
   FutureWaiter *next;
-  Context *ctx;  // or nullptr: then sem
-  sem_t *sem;
+  Context *ctx;  // a suspended context, or a FOREIGN record (block_foreign)
 };
 
 // Push w on f's waiter list, unless f is signalled. Returns false if it was (w not pushed).
@@ -1031,10 +1045,7 @@ void future_signal(Future *f, std::uintptr_t value) {
   MR_CHECK(s != Future::kSignalled, "future signalled by two first signallers");
   for (auto *w = reinterpret_cast<FutureWaiter *>(s); w;) {
     FutureWaiter *next = w->next;  // before waking: the node dies with the waiter's frame
-    if (w->ctx)
-      schedule(w->ctx);
-    else
-      sem_post(w->sem);
+    schedule(w->ctx);
     w = next;
   }
 }
@@ -1049,23 +1060,13 @@ std::uintptr_t future_wait(Future *f) {
   if (f->state.load(std::memory_order_acquire) == Future::kSignalled)
     return f->value.load(std::memory_order_relaxed);
   Engine *e = current();
-  FutureWaiter w{nullptr, nullptr, nullptr};
-  if (!e) {
-    // A thread that is not an engine blocks on a semaphore of its own.
-    sem_t sem;
-    sem_init(&sem, 0, 0);
-    w.sem = &sem;
-    if (add_waiter(f, &w))
-      while (sem_wait(&sem) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
-    sem_destroy(&sem);
-  } else {
-    // Publish the waiter only once this context is saved: the signaller may resume it at
-    // once. If the future was signalled meanwhile, run this context again right away.
-    suspend_self(e, "MR_future_wait outside a context", [f, &w](Context *self) {
-      w.ctx = self;
-      return !add_waiter(f, &w);
-    });
-  }
+  FutureWaiter w{nullptr, nullptr};
+  // Publish the waiter only once a context is saved: the signaller may resume it at once. If
+  // the future was signalled meanwhile, go on at once.
+  wait_here(e, "MR_future_wait outside a context", [f, &w](Context *self) {
+    w.ctx = self;
+    return !add_waiter(f, &w);
+  });
   // acquire: pairs with the signaller's exchange (we were woken after it, or saw it in
   // add_waiter).
   MR_CHECK(f->state.load(std::memory_order_acquire) == Future::kSignalled,
@@ -1096,16 +1097,8 @@ void *backup_main(void *arg) {
       overflow::altstack_off(b->altstack);
       return nullptr;
     }
-    Context *c = b->ctx;
-    bctx::fiber f = std::move(c->fiber);
-    san::leave(b->home_san, c->san);
-    // The ontop function runs on c's stack: it saves this loop's continuation.
-    (void)std::move(f).resume_with([b, c](bctx::fiber &&from) {
-      san::arrive(c->san);
-      b->home = std::move(from);
-      return bctx::fiber{};
-    });
-    // c has left its region: blocking_end's ontop function put this backup back on the idle
+    resume_context(b->ctx, b->home_san, b->home);
+    // The context has left its region: blocking_end's ontop function put this backup back on the idle
     // list (it may already have a new context: the semaphore counts it) and scheduled c.
   }
 }
@@ -1202,14 +1195,13 @@ void blocking_begin() {
     return;
   }
   bump(e->stats.blocking_offloaded);
-  // The context leaves the engine as a suspension; the engine that runs it after the region
-  // counts the resumption (run_context).
-  c->suspended = true;
-  bump(e->stats.contexts_suspended);
-  // Hand c over only once it is saved (J1's rule): the backup resumes it at once.
-  switch_to_scheduler(e, c, [b, c] {
-    b->ctx = c;
+  // The context leaves the engine as a suspension (the engine that runs it after the region
+  // counts the resumption), handed over only once it is saved (J1's rule): the backup
+  // resumes it at once.
+  suspend_self(e, "MR_blocking_begin outside a context", [b](Context *self) {
+    b->ctx = self;
     sem_post(&b->go);
+    return false;
   });
   // Now on the backup thread, with no engine.
 }
@@ -1227,15 +1219,10 @@ void blocking_end() {
   if (--c->blocking_depth > 0 || !c->offloaded) return;
   c->offloaded = false;
   int saved_errno = errno;  // the region's last errno, set on the backup thread
-  bctx::fiber home = std::move(b->home);
-  san::leave(c->san, b->home_san);
   // Back to the backup's loop; once c is saved, make it runnable on an engine again.
-  (void)std::move(home).resume_with([b, c](bctx::fiber &&from) {
-    san::arrive(b->home_san);
-    c->fiber = std::move(from);
+  leave_context(c, std::move(b->home), b->home_san, [b, c] {
     backup_idle(b);
     schedule(c);
-    return bctx::fiber{};
   });
   // Now on an engine again: on another thread, whose errno is elsewhere.
   set_errno_here(saved_errno);

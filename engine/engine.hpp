@@ -114,8 +114,8 @@ int stop();
 
 // Stop without waiting: every engine leaves once its running context reaches a suspension point
 // (finishes, suspends, or ends a blocking region); queued and suspended contexts and pending
-// sparks are dropped and counted in *dropped. Called only from the primordial context. Returns 0
-// or a negative MR_E* code.
+// sparks are dropped and counted in *dropped (its two counts; nullptr: not counted). Called only
+// from the primordial context. Returns 0 or a negative MR_E* code.
 int stop_now(MR_ShutdownReport *dropped);
 
 bool running();

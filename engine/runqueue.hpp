@@ -41,9 +41,6 @@ class LockedFifo {
   // Any thread; relaxed: callers that need order put a seq_cst fence before the call.
   bool maybe_nonempty() const { return size_.load(std::memory_order_relaxed) != 0; }
 
-  // Any thread; relaxed: exact only when no thread pushes or pops.
-  std::size_t size_hint() const { return size_.load(std::memory_order_relaxed); }
-
  private:
   std::mutex lock_;
   Node *head_ = nullptr;  // protected by lock_

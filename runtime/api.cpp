@@ -109,13 +109,7 @@ MR_EXTERN int MR_shutdown(void) {
 MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (report && report->size < sizeof *report) return MR_EINVAL;
-  MR_ShutdownReport r{};
-  int rc = mr::engine::stop_now(&r);
-  if (rc == 0 && report) {
-    report->contexts_dropped = r.contexts_dropped;
-    report->sparks_dropped = r.sparks_dropped;
-  }
-  return rc;
+  return mr::engine::stop_now(report);
 }
 
 MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::current()); }
