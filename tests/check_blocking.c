@@ -22,17 +22,6 @@ static void wait_for(atomic_int *v, int n) {
   ck_assert_int_eq(atomic_load(v), n);
 }
 
-static uint64_t stat_total(size_t offset) {
-  uint64_t t = 0;
-  for (int e = 0; e < MR_num_engines(); e++) {
-    MR_EngineStats s;
-    s.size = sizeof s;
-    ck_assert_int_eq(MR_stats_get(e, &s), 0);
-    t += *(const uint64_t *)((const char *)&s + offset);
-  }
-  return t;
-}
-#define STAT(field) stat_total(offsetof(MR_EngineStats, field))
 
 
 /* Blocks in sem_wait on the gate, which opens only after the sparks below have finished: if a
@@ -66,9 +55,9 @@ START_TEST(test_blocked_contexts_leave_engines_free) {
     wait_for(&left, 8);
     sem_destroy(&gate);
   }
-  ck_assert_uint_eq(STAT(blocking_offloaded), 40);
-  ck_assert_uint_eq(STAT(blocking_inline), 0);
-  ck_assert_uint_eq(STAT(contexts_suspended), STAT(contexts_resumed));
+  ck_assert_uint_eq(MR_TEST_STAT(blocking_offloaded), 40);
+  ck_assert_uint_eq(MR_TEST_STAT(blocking_inline), 0);
+  ck_assert_uint_eq(MR_TEST_STAT(contexts_suspended), MR_TEST_STAT(contexts_resumed));
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
@@ -126,8 +115,8 @@ START_TEST(test_cap_runs_in_place) {
   mr_test_expect_threads(threads); /* no thread beyond the cap */
   sem_post(&gate);
   wait_for(&left, 2);
-  ck_assert_uint_eq(STAT(blocking_offloaded), 1);
-  ck_assert_uint_eq(STAT(blocking_inline), 1);
+  ck_assert_uint_eq(MR_TEST_STAT(blocking_offloaded), 1);
+  ck_assert_uint_eq(MR_TEST_STAT(blocking_inline), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
   sem_destroy(&gate);
 }
@@ -158,7 +147,7 @@ START_TEST(test_backup_reused_and_nesting) {
   ck_assert_int_eq(MR_spawn(many_regions, NULL, NULL), 0);
   wait_for(&left, 1);
   mr_test_expect_threads(threads + 1);
-  ck_assert_uint_eq(STAT(blocking_offloaded), 200);
+  ck_assert_uint_eq(MR_TEST_STAT(blocking_offloaded), 200);
   ck_assert_int_eq(MR_shutdown(), 0);
   /* The backup thread is gone with the runtime. */
   mr_test_expect_threads(threads - 1);

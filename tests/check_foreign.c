@@ -17,15 +17,6 @@ enum { THREADS = 4, JOBS = 100000, MAX_BATCH = 32 };
 
 static unsigned char hits[THREADS][JOBS];
 
-struct job {
-  unsigned char *slot;
-};
-
-static void run_job(void *env) {
-  struct job *j = (struct job *)env;
-  /* One job per slot: a second run shows as 2. */
-  __atomic_fetch_add(j->slot, 1, __ATOMIC_RELAXED);
-}
 
 static void pause_us(long us) {
   struct timespec ts = {0, us * 1000};
@@ -38,18 +29,11 @@ static void pause_us(long us) {
 static void *submitter(void *arg) {
   int t = (int)(intptr_t)arg;
   unsigned seed = 12345u + (unsigned)t;
-  struct job jobs[MAX_BATCH];
   int done = 0;
   while (done < JOBS) {
     int n = 1 + (int)(rand_r(&seed) % MAX_BATCH);
     if (n > JOBS - done) n = JOBS - done;
-    MR_SyncTerm st;
-    MR_sync_term_init(&st, (unsigned)n + 1);
-    for (int k = 0; k < n; k++) {
-      jobs[k].slot = &hits[t][done + k];
-      MR_fork_new_child(&st, run_job, &jobs[k]);
-    }
-    MR_join_and_continue(&st);
+    mr_test_fork_join_counts(&hits[t][done], n);
     /* Every job of the batch has run once the join returns. */
     for (int k = 0; k < n; k++) ck_assert_int_eq(hits[t][done + k], 1);
     done += n;
@@ -58,16 +42,6 @@ static void *submitter(void *arg) {
   return NULL;
 }
 
-static uint64_t total(size_t offset) {
-  uint64_t t = 0;
-  for (int e = 0; e < MR_num_engines(); e++) {
-    MR_EngineStats s;
-    s.size = sizeof s;
-    ck_assert_int_eq(MR_stats_get(e, &s), 0);
-    t += *(const uint64_t *)((const char *)&s + offset);
-  }
-  return t;
-}
 
 /* 4 foreign threads x 10^5 sparks: each runs exactly once, all through the injector. */
 START_TEST(test_foreign_sparks_run_once) {
@@ -79,9 +53,9 @@ START_TEST(test_foreign_sparks_run_once) {
   for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
   for (int t = 0; t < THREADS; t++)
     for (int i = 0; i < JOBS; i++) ck_assert_int_eq(hits[t][i], 1);
-  ck_assert_uint_eq(total(offsetof(MR_EngineStats, sparks_injected)), (uint64_t)THREADS * JOBS);
+  ck_assert_uint_eq(MR_TEST_STAT(sparks_injected), (uint64_t)THREADS * JOBS);
   /* The engines did fall asleep between batches (else the test would not test the fences). */
-  ck_assert_uint_gt(total(offsetof(MR_EngineStats, sleeps)), 0);
+  ck_assert_uint_gt(MR_TEST_STAT(sleeps), 0);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST

@@ -24,14 +24,8 @@ START_TEST(test_fib_on_1_2_4_engines) {
   for (int n = 0; n <= 24; n += 3) ck_assert_int_eq(mr_test_pfib(n), sfib(n));
   for (int rep = 0; rep < 5; rep++) ck_assert_int_eq(mr_test_pfib(25), 75025);
   /* At a quiescent point every pushed spark was run once, here or by a thief. */
-  unsigned long long pushed = 0, ran = 0;
-  for (int e = 0; e < MR_num_engines(); e++) {
-    MR_EngineStats s;
-    s.size = sizeof s;
-    ck_assert_int_eq(MR_stats_get(e, &s), 0);
-    pushed += s.sparks_pushed;
-    ran += s.sparks_run_local + s.sparks_stolen;
-  }
+  uint64_t pushed = MR_TEST_STAT(sparks_pushed);
+  uint64_t ran = MR_TEST_STAT(sparks_run_local) + MR_TEST_STAT(sparks_stolen);
   ck_assert_uint_eq(pushed, ran);
   ck_assert_uint_gt(pushed, 75025);
   ck_assert_int_eq(MR_shutdown(), 0);

@@ -50,13 +50,7 @@ START_TEST(test_post_while_falling_asleep) {
     MR_join_and_continue(&st);
     ck_assert_int_eq(runs[r], 1);
   }
-  unsigned long long stolen = 0;
-  for (int e = 0; e < MR_num_engines(); e++) {
-    MR_EngineStats s;
-    s.size = sizeof s;
-    MR_stats_get(e, &s);
-    stolen += s.sparks_stolen;
-  }
+  uint64_t stolen = MR_TEST_STAT(sparks_stolen);
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_uint_gt(stolen, 0); /* the thieves really took part */
   free(runs);
@@ -126,17 +120,13 @@ static void bound_worker(void *arg) {
 
 enum { FOREIGN_JOBS = 3000 };
 static unsigned char foreign_runs[2][FOREIGN_JOBS];
-static void foreign_job(void *env) { __atomic_fetch_add((unsigned char *)env, 1, __ATOMIC_RELAXED); }
 static void *foreign_submitter(void *arg) {
   int t = (int)(intptr_t)arg;
   unsigned seed = 99u + (unsigned)t;
   for (int done = 0; done < FOREIGN_JOBS;) {
     int n = 1 + (int)(rng_next(&seed) % 8);
     if (n > FOREIGN_JOBS - done) n = FOREIGN_JOBS - done;
-    MR_SyncTerm st;
-    MR_sync_term_init(&st, (unsigned)n + 1);
-    for (int k = 0; k < n; k++) MR_fork_new_child(&st, foreign_job, &foreign_runs[t][done + k]);
-    MR_join_and_continue(&st);
+    mr_test_fork_join_counts(&foreign_runs[t][done], n);
     done += n;
     spin(rng_next(&seed) % 20000);
   }

@@ -4,6 +4,8 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -102,6 +104,35 @@ static inline void mr_test_expect_threads(int n) {
 /* Assert that the process has n memory mappings (not checked in a sanitizer build). */
 static inline void mr_test_expect_mappings(int n) {
   if (MR_TEST_EXACT_RESOURCES) ck_assert_int_eq(mr_test_count_mappings(), n);
+}
+
+/* The sum over every engine of one MR_EngineStats counter, e.g. MR_TEST_STAT(sparks_stolen). */
+static inline uint64_t mr_test_stat_total(size_t offset) {
+  uint64_t t = 0;
+  int e;
+  for (e = 0; e < MR_num_engines(); e++) {
+    MR_EngineStats s;
+    s.size = sizeof s;
+    ck_assert_int_eq(MR_stats_get(e, &s), 0);
+    t += *(const uint64_t *)(const void *)((const char *)&s + offset);
+  }
+  return t;
+}
+#define MR_TEST_STAT(field) mr_test_stat_total(offsetof(MR_EngineStats, field))
+
+/* A job that counts its runs in the byte its environment points to. */
+static inline void mr_test_count_run(void *slot) {
+  __atomic_fetch_add((unsigned char *)slot, 1, __ATOMIC_RELAXED);
+}
+
+/* One parallel conjunction of n branches, mr_test_count_run(&slots[k]) each, joined here (from
+ * any thread: one that is not an engine submits through the injector and blocks). */
+static inline void mr_test_fork_join_counts(unsigned char *slots, int n) {
+  MR_SyncTerm st;
+  int k;
+  MR_sync_term_init(&st, (unsigned)n + 1);
+  for (k = 0; k < n; k++) MR_fork_new_child(&st, mr_test_count_run, &slots[k]);
+  MR_join_and_continue(&st);
 }
 
 /* fib(n) with one spark per call through nested parallel conjunctions: fib(n+1)-1 sparks. */
