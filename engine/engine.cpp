@@ -139,9 +139,12 @@ struct Runtime {
   RunQueue shared;               // unbound runnable contexts
   Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;
-  // Set once by stop() (seq_cst store, proof P4); read by every idle loop.
-  std::atomic<bool> shutdown{false};
-  Join spawned{};                // every spawned context arrives here; the primordial waits on it
+  // Set once by stop() (seq_cst store, proof P4); read by every idle loop, and at the end of
+  // every task (MR_shutdown_now): on a line of its own, never written while the runtime runs.
+  alignas(64) std::atomic<bool> shutdown{false};
+  // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
+  // at each spawned context's end, so not on the shutdown flag's line.
+  alignas(64) Join spawned{};
   std::mutex free_lock;          // protects the global free caches
   Context *free_small = nullptr, *free_regular = nullptr;
   Context primordial;
