@@ -4,26 +4,15 @@
 // task_group and OpenMP tasks. Every parallel version splits only the first CUTOFF rows and
 // searches below them sequentially, so all of them do the same work.
 //
-//   ./bench/nqueens            check mode (make check): n = 6..10, one run each, every
-//                              implementation must find the known count
-//   ./bench/nqueens N RUNS     benchmark mode (make bench): a table of medians, min and max,
-//                              with mrengine's times as ratios of oneTBB's and OpenMP's
+//   ./bench/nqueens N [harness options]   a table of medians (bench/harness.hpp)
+//   ./bench/nqueens --check               n = 6..10 everywhere (make check)
 //
-// The counts for n = 1..14 are the published ones (OEIS A000170).
-#include <omp.h>
-#include <tbb/global_control.h>
+// Every run's count is checked against the published counts for n = 1..14 (OEIS A000170).
+#include "harness.hpp"
+
 #include <tbb/task_group.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <vector>
-
-#include "mrengine.h"
-#include "mrengine.hpp"
 
 namespace {
 
@@ -132,95 +121,38 @@ long omp_q(int n, int row, Mask cols, Mask d1, Mask d2) {
   return sum;
 }
 
-struct Impl {
-  const char *name;
-  std::function<long(int)> run;  // count for n with `threads` workers set up by the caller
-};
-
-double seconds_of(const std::function<void()> &f) {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Time `runs` runs of impl on n with `threads` workers; every run's count is checked.
-std::vector<double> measure(const char *name, int n, int threads, int runs, bool *ok) {
-  std::vector<double> t;
-  for (int r = 0; r < runs; r++) {
-    long got = -1;
-    std::string which = name;
-    if (which == "sequential") {
-      t.push_back(seconds_of([&] { got = seq(n, 0, 0, 0, 0); }));
-    } else if (which == "mrengine C" || which == "mrengine C++") {
-      MR_Config c;
-      MR_config_default(&c);
-      c.engines = threads;
-      c.flags |= MR_CONFIG_IGNORE_ENV;
-      mr::runtime rt(&c);
-      bool cxx = which == "mrengine C++";
-      t.push_back(seconds_of([&] { got = cxx ? mr_cxx(n, 0, 0, 0, 0) : mr_c(n, 0, 0, 0, 0); }));
-    } else if (which == "oneTBB") {
-      tbb::global_control gc(tbb::global_control::max_allowed_parallelism,
-                             static_cast<std::size_t>(threads));
-      t.push_back(seconds_of([&] { got = tbb_q(n, 0, 0, 0, 0); }));
-    } else {
-      omp_set_num_threads(threads);
-      t.push_back(seconds_of([&] {
-#pragma omp parallel
-#pragma omp single
-        got = omp_q(n, 0, 0, 0, 0);
-      }));
-    }
-    if (got != kKnown[n]) {
-      std::fprintf(stderr, "nqueens: %s with %d worker(s) counted %ld solutions for n = %d, not %ld\n",
-                   name, threads, got, n, kKnown[n]);
-      *ok = false;
-    }
+long run(int impl, int n) {
+  switch (impl) {
+    case bench::kMrC: return mr_c(n, 0, 0, 0, 0);
+    case bench::kMrCxx: return mr_cxx(n, 0, 0, 0, 0);
+    case bench::kTbb: return tbb_q(n, 0, 0, 0, 0);
+    case bench::kOmp: return omp_q(n, 0, 0, 0, 0);
+    default: return seq(n, 0, 0, 0, 0);
   }
-  std::sort(t.begin(), t.end());
-  return t;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  static const char *const kImpls[] = {"sequential", "mrengine C", "mrengine C++", "oneTBB",
-                                       "OpenMP"};
-  bool ok = true;
-  if (argc < 2) {  // check mode
-    for (int n = 6; n <= 10; n++)
-      for (const char *impl : kImpls)
-        for (int threads = 1; threads <= 2; threads++) (void)measure(impl, n, threads, 1, &ok);
+  bench::Options o = bench::parse(argc, argv);
+  if (o.check) {
+    bool ok = true;
+    for (int n = 6; n <= 10; n++) {
+      bench::Report rep("nqueens", std::to_string(n), o);
+      rep.run([n](int impl) { return run(impl, n) == kKnown[n]; });
+      ok = ok && rep.ok();
+    }
     std::printf("nqueens: every implementation found the known counts for n = 6..10: %s\n",
                 ok ? "yes" : "NO");
     return ok ? 0 : 1;
   }
-  int n = std::atoi(argv[1]);
-  int runs = argc > 2 ? std::atoi(argv[2]) : 5;
-  if (n < 1 || n > 14 || runs < 1) {
-    std::fprintf(stderr, "usage: %s [N (1..14) [RUNS]]\n", argv[0]);
-    return 2;
-  }
-  // Warm up (CPU frequency, caches, page faults) so that the first implementation measured is
-  // not the one that pays for it.
-  for (int w = 0; w < 3; w++) (void)seq(n, 0, 0, 0, 0);
-  std::printf("nqueens(%d) = %ld, cutoff %d rows, %d runs: median (min .. max) seconds\n", n,
-              kKnown[n], kCutoff, runs);
-  for (int threads = 1; threads <= 2; threads++) {
-    double med[5];
-    for (int i = 0; i < 5; i++) {
-      if (i == 0 && threads > 1) {
-        med[0] = 0;
-        continue;
-      }
-      std::vector<double> t = measure(kImpls[i], n, threads, runs, &ok);
-      med[i] = t[t.size() / 2];
-      std::printf("  %-13s %d worker(s)  %.4f  (%.4f .. %.4f)\n", kImpls[i], threads, med[i],
-                  t.front(), t.back());
-    }
-    std::printf("  ratios, %d worker(s): mrengine C / oneTBB %.2f, / OpenMP %.2f; "
-                "mrengine C++ / oneTBB %.2f, / OpenMP %.2f\n",
-                threads, med[1] / med[3], med[1] / med[4], med[2] / med[3], med[2] / med[4]);
-  }
-  return ok ? 0 : 1;
+  if (o.rest.size() != 1)
+    bench::usage_error(argv[0], "usage: nqueens N [--runs R] [--workers L] [--impls L] [--csv F]");
+  int n = bench::parse_int(argv[0], o.rest[0], 1, 14, "N");
+  bench::Report rep("nqueens", std::to_string(n), o);
+  rep.run([n](int impl) { return run(impl, n) == kKnown[n]; });
+  rep.print();
+  std::printf("  %ld solutions; the first %d rows are split, the rest searched sequentially\n",
+              kKnown[n], kCutoff);
+  return rep.ok() ? 0 : 1;
 }
