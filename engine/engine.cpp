@@ -889,6 +889,10 @@ static void finish_task(Context *self, Join *j) {
   bool stopping = g->shutdown.load(std::memory_order_relaxed);
   if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Context *p = j->parent;
+    // The last arrival is a child only after the parent's own (which set parent first).
+    if (p == nullptr)
+      fatal("a conjunction's last branch finished before its parent joined: more branches "
+            "forked than MR_sync_term_init counted");
     if (p->kind != StackKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping) {
       // The parent may run here: switch straight to it; self goes to the free cache.
       p->suspended = false;

@@ -133,7 +133,12 @@ MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts) {
 }
 
 MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
-  mr::engine::fork(join_of(st), fn, env);
+  mr::engine::Join *j = join_of(st);
+  // relaxed: the caller's own unit is still counted, so 1 means no branch is left to fork.
+  if (j->count.load(std::memory_order_relaxed) <= 1)
+    mr::engine::fatal("MR_fork_new_child: more branches forked than MR_sync_term_init counted "
+                      "(its count includes the caller's own branch)");
+  mr::engine::fork(j, fn, env);
 }
 
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(join_of(st)); }

@@ -145,7 +145,8 @@ typedef struct MR_SyncTerm {
 } MR_SyncTerm;
 
 /* Prepare st for a conjunction of `conjuncts` branches (>= 1): the caller runs one of them itself
- * and forks conjuncts-1 with MR_fork_new_child. Any thread. */
+ * and forks conjuncts-1 with MR_fork_new_child. Any thread. Forking more branches than that
+ * stops the process with a message (when the fork or the extra branch's arrival shows it). */
 MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts);
 
 /* Push a spark {fn, env, st} on the current engine's deque: fn(env) will run, here or on another

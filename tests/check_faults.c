@@ -139,6 +139,29 @@ static void empty_conjunction(void) {
   MR_sync_term_init(&st, 0);
 }
 
+static void nop(void *env) { (void)env; }
+
+/* A conjunction counted for the caller alone, and a branch forked into it. */
+static void fork_beyond_count(void) {
+  MR_SyncTerm st;
+  mr_test_start(1, NULL);
+  MR_sync_term_init(&st, 1);
+  MR_fork_new_child(&st, nop, NULL);
+}
+
+/* Two branches forked into a conjunction counted for one and the caller: the join returns
+ * early, and the branch left over finds no parent when it arrives (or, if the first branch
+ * was stolen and finished at once, the second fork finds no branch left). */
+static void fork_beyond_count_late(void) {
+  MR_SyncTerm st;
+  mr_test_start(2, NULL);
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, nop, NULL);
+  MR_fork_new_child(&st, nop, NULL);
+  MR_join_and_continue(&st);
+  mr_test_sleep_ms(3000); /* the leftover branch is stolen meanwhile */
+}
+
 START_TEST(test_misuse_is_named) {
   static const struct {
     void (*body)(void);
@@ -147,6 +170,9 @@ START_TEST(test_misuse_is_named) {
       {fork_after_shutdown, "mrengine: MR_fork_new_child called while the runtime is not running"},
       {unmatched_blocking_end, "mrengine: MR_blocking_end without a matching MR_blocking_begin"},
       {empty_conjunction, "mrengine: MR_sync_term_init: a conjunction has at least 1 branch"},
+      {fork_beyond_count, "mrengine: MR_fork_new_child: more branches forked than"},
+      /* Either check may see it first, depending on when the first branch is stolen. */
+      {fork_beyond_count_late, "more branches forked than MR_sync_term_init counted"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char out[1024];

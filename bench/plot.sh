@@ -1,0 +1,72 @@
+#!/bin/sh
+# plot.sh DIR: SVG plots from the CSV files that make bench leaves in DIR.
+#   DIR/kernels.csv       -> DIR/<kernel>-<param>.svg: median time against workers, one line per
+#                            implementation (min..max as error bars)
+#   DIR/wake-samples.csv  -> DIR/wake-latency.svg: the distribution (CDF) of the wake latency of
+#                            every variant, blocked and busy poster
+# Needs gnuplot (Debian: gnuplot-nox).
+set -e
+dir=${1:?usage: plot.sh DIR}
+command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found (Debian: gnuplot-nox)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ -f "$dir/kernels.csv" ]; then
+  # One data file per kernel run and implementation: workers median min max.
+  awk -F, -v t="$tmp" 'NR > 1 && $3 != "seq" {
+      f = t "/" $1 "-" $2 "." $3; print $4, $6, $7, $8 >> f; runs[$1 "-" $2] = 1 }
+    NR > 1 && $3 == "seq" { seq[$1 "-" $2] = $6 }
+    NR > 1 && $4 > maxw { maxw = $4 }
+    END { for (k in runs) { print k > (t "/runs")
+            if (k in seq) { print 1, seq[k] > (t "/" k ".seq"); print maxw, seq[k] > (t "/" k ".seq") } } }' \
+    "$dir/kernels.csv"
+  for run in $(cat "$tmp/runs"); do
+    plots=""
+    for impl in mrc mrcxx tbb omp; do
+      f="$tmp/$run.$impl"
+      [ -f "$f" ] || continue
+      case $impl in mrc) t="mrengine C";; mrcxx) t="mrengine C++";; tbb) t="oneTBB";; omp) t="OpenMP";; esac
+      plots="$plots${plots:+, }'$f' using 1:(\$2*1e3):(\$3*1e3):(\$4*1e3) with yerrorlines title '$t'"
+    done
+    if [ -f "$tmp/$run.seq" ]; then
+      plots="$plots, '$tmp/$run.seq' using 1:(\$2*1e3) with lines dashtype 2 title 'sequential'"
+    fi
+    gnuplot <<GP
+set terminal svg size 640,420 dynamic font "sans,11"
+set output '$dir/$run.svg'
+set title '$run: median time (min..max)'
+set xlabel 'workers'
+set ylabel 'ms'
+set xtics 1
+set yrange [0:*]
+set key outside right
+set grid
+plot $plots
+GP
+  done
+fi
+
+if [ -f "$dir/wake-samples.csv" ]; then
+  awk -F, -v t="$tmp" '
+    NR > 1 { k = $1 " (" $2 ")"; gsub(/[ ,()]/, "_", k); print $3 > (t "/w." k); names[k] = $1 " (" $2 " poster)" }
+    END { for (k in names) print k "\t" names[k] > (t "/wnames") }' "$dir/wake-samples.csv"
+  sort -o "$tmp/wnames" "$tmp/wnames"
+  plots=""
+  while IFS='	' read -r key title; do
+    sort -g "$tmp/w.$key" > "$tmp/s.$key"
+    n=$(wc -l < "$tmp/s.$key")
+    awk -v n="$n" '{ print $1, NR / n }' "$tmp/s.$key" > "$tmp/c.$key"
+    plots="$plots${plots:+, }'$tmp/c.$key' using 1:2 with steps title '$title'"
+  done < "$tmp/wnames"
+  gnuplot <<GP
+set terminal svg size 760,460 dynamic font "sans,11"
+set output '$dir/wake-latency.svg'
+set title 'wake latency: fraction of trials started within x'
+set xlabel 'microseconds from post to start (log scale)'
+set ylabel 'fraction of trials'
+set logscale x
+set key outside right
+set grid
+plot $plots
+GP
+fi
