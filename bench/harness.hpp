@@ -183,7 +183,8 @@ inline WakeStats wake_stats_now() {
 }
 
 // Run body() with `workers` workers of implementation `impl` ready. mrengine: a runtime of that
-// many engines (the calling thread is engine 0, body runs in the primordial context); oneTBB:
+// many engines (the calling thread is engine 0, body runs in the primordial context; options in
+// MRENGINE_OPTIONS apply); oneTBB:
 // an arena of that many threads; OpenMP: inside a parallel region of that many threads, in one
 // thread (`single`); sequential: body as it is.
 inline void with_workers(int impl, int workers, const std::function<void()> &body) {
@@ -192,8 +193,7 @@ inline void with_workers(int impl, int workers, const std::function<void()> &bod
     case kMrCxx: {
       MR_Config c;
       MR_config_default(&c);
-      c.engines = workers;
-      c.flags |= MR_CONFIG_IGNORE_ENV;
+      c.engines = workers;  // MRENGINE_OPTIONS applies (make check empties it)
       c.stack_size = std::size_t{64} << 20;        // UTS T3 recurses 1572 levels deep
       c.small_stack_size = std::size_t{64} << 20;  // (reserved, not committed)
       mr::runtime rt(&c);

@@ -13,6 +13,7 @@
 //                  passing futures back and forth, against a raw Boost.Context switch
 //   ./bench/micro all                               all four
 //   --csv FILE      summary rows (bench/harness.hpp's columns) appended to FILE
+//   --mr-options T  options text (doc/options.md) for mrengine's runtimes
 //   --samples FILE  every wake-latency sample (variant,poster,microseconds), for the plot
 //   --check         each measurement once, briefly (make check): they must run and finish
 #include <linux/futex.h>
@@ -65,6 +66,7 @@ struct Config {
   long rounds = 200000;
   double window_s = 2.0;
   std::string csv, samples;
+  std::string mr_options;  // options text for mrengine's runtimes (--mr-options)
   bool check = false;
 };
 Config C;
@@ -86,6 +88,7 @@ MR_Config mr_config(int engines) {
   MR_config_default(&c);
   c.engines = engines;
   c.flags |= MR_CONFIG_IGNORE_ENV;
+  if (!C.mr_options.empty()) c.options = C.mr_options.c_str();
   return c;
 }
 
@@ -297,6 +300,7 @@ double isolated(const std::string &args) {
   char window[32];
   std::snprintf(window, sizeof window, "%g", C.window_s);
   std::string cmd = std::string("'") + self + "' " + args + " --window " + window;
+  if (!C.mr_options.empty()) cmd += " --mr-options '" + C.mr_options + "'";
   std::FILE *p = popen(cmd.c_str(), "r");
   double v = -1;
   if (p == nullptr || std::fscanf(p, "%lf", &v) != 1) v = -1;
@@ -562,6 +566,8 @@ int main(int argc, char **argv) {
       C.rounds = bench::parse_int(argv[0], value(), 1, 100000000, "--rounds");
     else if (a == "--csv")
       C.csv = value();
+    else if (a == "--mr-options")
+      C.mr_options = value();
     else if (a == "--samples")
       C.samples = value();
     else if (a == "--check")

@@ -559,6 +559,13 @@ Context *try_steal(Engine *e, Engine *v) {
   return context_for_spark(e, t);
 }
 
+// Pause instructions between two steal rounds. With the default 32 rounds an engine that finds
+// nothing searches for about 9 us before it sleeps (a pause takes 29 ns on the AMD EPYC of
+// doc/performance.md): about what a sleep and a wake-up cost, which is all that spinning can
+// save. With 64 pauses (60 us) a job every millisecond cost 1.8x the CPU of a plain worker
+// thread (doc/performance.md, trickle load).
+constexpr int kRoundPauses = 8;
+
 Context *steal_rounds(Engine *e) {
   int rounds = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
   const topo::Order &o = e->order;
@@ -591,7 +598,7 @@ Context *steal_rounds(Engine *e) {
     // acquire: pairs with a notifier's release store of NOTIFIED.
     if (e->sleep.state.load(std::memory_order_acquire) == State::NOTIFIED) return nullptr;
     if (g->shutdown.load(std::memory_order_relaxed)) return nullptr;
-    for (int i = 0; i < 64; i++) cpu_relax();
+    for (int i = 0; i < kRoundPauses; i++) cpu_relax();
   }
   return nullptr;
 }
