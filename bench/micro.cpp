@@ -65,6 +65,7 @@ struct Config {
   double idle_ms = 100;
   long rounds = 200000;
   double window_s = 2.0;
+  int reps = 5;  // processes per idle and trickle figure (the median is reported)
   std::string csv, samples;
   std::string mr_options;  // options text for mrengine's runtimes (--mr-options)
   bool check = false;
@@ -319,8 +320,11 @@ double idle_one(const std::string &v) {
     MR_Config c = mr_config(2);
     mr::runtime rt(&c);
     (void)warm_fib(25);
-    // In a blocking region, so that engine 0 is idle too.
-    return cpu_ms_during([&] { mr::blocking(idle); });
+    // In a blocking region, so that engine 0 is idle too; measured inside it, so that the
+    // backup thread's creation is not counted as idle time.
+    double ms = 0;
+    mr::blocking([&] { ms = cpu_ms_during(idle); });
+    return ms;
   }
   if (v == "tbb") {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 2);
@@ -345,13 +349,15 @@ void idle_all() {
                          "OpenMP, 2 threads"};
   double v[4];
   for (int i = 0; i < 4; i++) {
-    v[i] = isolated(std::string("idle-one ") + keys[i]);
-    std::printf("  %-26s %8.2f\n", names[i], v[i]);
     bench::Series s;
-    s.add(v[i] * 1e-3);
+    for (int r = 0; r < C.reps; r++) s.add(isolated(std::string("idle-one ") + keys[i]) * 1e-3);
+    s.done();
+    v[i] = s.median() * 1e3;
+    std::printf("  %-26s %8.3f  (%.3f .. %.3f)\n", names[i], v[i], s.min() * 1e3, s.max() * 1e3);
     csv_row("idle-cpu", "2s", keys[i], 2, s);
   }
-  std::printf("  ratio mrengine / oneTBB %.2f\n", v[2] > 0 ? v[1] / v[2] : 0);
+  std::printf("  ratio mrengine / oneTBB %.2f (medians of %d processes each)\n",
+              v[2] > 0 ? v[1] / v[2] : 0, C.reps);
 }
 
 // ---- trickle load ----
@@ -465,14 +471,16 @@ void trickle_all() {
   for (int period : {1, 10}) {
     double v[4];
     for (int i = 0; i < 4; i++) {
-      v[i] = isolated(std::string("trickle-one ") + keys[i] + " --period " + std::to_string(period));
       bench::Series s;
-      s.add(v[i]);
+      for (int r = 0; r < C.reps; r++)
+        s.add(isolated(std::string("trickle-one ") + keys[i] + " --period " + std::to_string(period)));
+      s.done();
+      v[i] = s.median();
       csv_row("trickle-cpu-ratio", std::to_string(period) + "ms", keys[i], 2, s);
     }
-    std::printf("  every %2d ms: plain thread + futex (floor) %.2f, mrengine %.2f, oneTBB %.2f, "
-                "OpenMP %.2f; mrengine / floor %.2f\n",
-                period, v[0], v[1], v[2], v[3], v[1] / v[0]);
+    std::printf("  every %2d ms (medians of %d processes): plain thread + futex (floor) %.2f, "
+                "mrengine %.2f, oneTBB %.2f, OpenMP %.2f; mrengine / floor %.2f\n",
+                period, C.reps, v[0], v[1], v[2], v[3], v[1] / v[0]);
   }
 }
 
@@ -589,6 +597,7 @@ int main(int argc, char **argv) {
     C.idle_ms = 20;
     C.rounds = 1000;
     C.window_s = 0.1;
+    C.reps = 1;
     if (what.empty()) what = "all";
   }
   if (what.empty()) what = "all";
