@@ -38,6 +38,7 @@ set title '$run: median time (min..max)'
 set xlabel 'workers'
 set ylabel 'ms'
 set xtics 1
+set xrange [0.8:$(awk 'END { print $1 + 0.2 }' "$tmp/$run.seq" 2>/dev/null || echo 2.2)]
 set yrange [0:*]
 set key outside right
 set grid
