@@ -13,6 +13,7 @@
 //                  passing futures back and forth, against a raw Boost.Context switch
 //   ./bench/micro all                               all four
 //   --csv FILE      summary rows (bench/harness.hpp's columns) appended to FILE
+//   --reps N        processes per idle and trickle figure (default 5; the median is reported)
 //   --mr-options T  options text (doc/options.md) for mrengine's runtimes
 //   --samples FILE  every wake-latency sample (variant,poster,microseconds), for the plot
 //   --check         each measurement once, briefly (make check): they must run and finish
@@ -166,12 +167,9 @@ bench::Series wake_futex(bool busy) {
 
 void start_job(void *p) { static_cast<Trial *>(p)->start(); }
 
-// The poster is the primordial context on engine 0: it sparks the job and then blocks (or
-// spins) without reaching the scheduler, so engine 1 must be woken to steal it.
-bench::Series wake_mr_engine(bool busy) {
-  MR_Config c = mr_config(2);
-  mr::runtime rt(&c);
-  (void)warm_fib(20);
+// The trials of one mrengine variant, run by the calling thread: idle, post one spark, wait for
+// it to start (blocked or busy), join.
+bench::Series mr_trials(bool busy) {
   bench::Series s;
   for (int i = 0; i < C.trials; i++) {
     Trial t;
@@ -187,6 +185,15 @@ bench::Series wake_mr_engine(bool busy) {
   return s;
 }
 
+// The poster is the primordial context on engine 0: it sparks the job and then blocks (or
+// spins) without reaching the scheduler, so engine 1 must be woken to steal it.
+bench::Series wake_mr_engine(bool busy) {
+  MR_Config c = mr_config(2);
+  mr::runtime rt(&c);
+  (void)warm_fib(20);
+  return mr_trials(busy);
+}
+
 // The poster is a thread that is not an engine (the injector); the primordial context waits in
 // a blocking region meanwhile, so both engines are idle.
 bench::Series wake_mr_foreign(bool busy) {
@@ -195,19 +202,7 @@ bench::Series wake_mr_foreign(bool busy) {
   (void)warm_fib(20);
   bench::Series s;
   mr::blocking([&] {
-    std::thread poster([&] {
-      for (int i = 0; i < C.trials; i++) {
-        Trial t;
-        MR_SyncTerm st;
-        MR_sync_term_init(&st, 2);  // the job and the poster, which runs nothing
-        sleep_ms(C.idle_ms);
-        t.posted = now_ns();
-        MR_fork_new_child(&st, start_job, &t);
-        t.wait(busy);
-        MR_join_and_continue(&st);
-        s.add(t.latency_us());
-      }
-    });
+    std::thread poster([&] { s = mr_trials(busy); });
     poster.join();
   });
   return s;
@@ -570,6 +565,8 @@ int main(int argc, char **argv) {
       C.trials = bench::parse_int(argv[0], value(), 1, 100000, "--trials");
     else if (a == "--idle-ms")
       C.idle_ms = bench::parse_int(argv[0], value(), 0, 10000, "--idle-ms");
+    else if (a == "--reps")
+      C.reps = bench::parse_int(argv[0], value(), 1, 1000, "--reps");
     else if (a == "--rounds")
       C.rounds = bench::parse_int(argv[0], value(), 1, 100000000, "--rounds");
     else if (a == "--csv")
@@ -590,7 +587,8 @@ int main(int argc, char **argv) {
       what = a;
     else
       bench::usage_error(argv[0], "usage: micro wake|idle|trickle|switch|all [--trials N] "
-                                  "[--idle-ms M] [--rounds N] [--csv F] [--samples F] [--check]");
+                                  "[--idle-ms M] [--reps N] [--rounds N] [--csv F] [--samples F] "
+                                  "[--mr-options T] [--check]");
   }
   if (C.check) {  // every measurement once, briefly
     C.trials = 3;

@@ -141,8 +141,18 @@ Counts seq_visit(const Node &n) {
   return c;
 }
 
+// A node and, through Range (one implementation's split of the child index range), its
+// subtree.
+using RangeFn = Counts (*)(const Node &parent, int lo, int hi);
+template <RangeFn Range>
+Counts visit(const Node &n) {
+  int k = num_children(n);
+  Counts c = self(n, k);
+  if (k > 0) c += Range(n, 0, k);
+  return c;
+}
+
 // ---- mrengine, C ABI ----
-Counts mr_c_visit(const Node &n);
 Counts mr_c_range(const Node &parent, int lo, int hi);
 struct Range {
   const Node *parent;
@@ -154,7 +164,7 @@ void mr_c_branch(void *env) {
   r->out = mr_c_range(*r->parent, r->lo, r->hi);
 }
 Counts mr_c_range(const Node &parent, int lo, int hi) {
-  if (hi - lo == 1) return mr_c_visit(child(parent, lo));
+  if (hi - lo == 1) return visit<mr_c_range>(child(parent, lo));
   int mid = lo + (hi - lo) / 2;
   Range first{&parent, lo, mid, {}};
   MR_SyncTerm st;
@@ -164,34 +174,20 @@ Counts mr_c_range(const Node &parent, int lo, int hi) {
   MR_join_and_continue(&st);
   return c += first.out;
 }
-Counts mr_c_visit(const Node &n) {
-  int k = num_children(n);
-  Counts c = self(n, k);
-  if (k > 0) c += mr_c_range(n, 0, k);
-  return c;
-}
 
 // ---- mrengine, C++ API ----
-Counts mr_cxx_visit(const Node &n);
 Counts mr_cxx_range(const Node &parent, int lo, int hi) {
-  if (hi - lo == 1) return mr_cxx_visit(child(parent, lo));
+  if (hi - lo == 1) return visit<mr_cxx_range>(child(parent, lo));
   int mid = lo + (hi - lo) / 2;
   Counts a, b;
   mr::parallel_invoke([&] { a = mr_cxx_range(parent, lo, mid); },
                       [&] { b = mr_cxx_range(parent, mid, hi); });
   return a += b;
 }
-Counts mr_cxx_visit(const Node &n) {
-  int k = num_children(n);
-  Counts c = self(n, k);
-  if (k > 0) c += mr_cxx_range(n, 0, k);
-  return c;
-}
 
 // ---- oneTBB ----
-Counts tbb_visit(const Node &n);
 Counts tbb_range(const Node &parent, int lo, int hi) {
-  if (hi - lo == 1) return tbb_visit(child(parent, lo));
+  if (hi - lo == 1) return visit<tbb_range>(child(parent, lo));
   int mid = lo + (hi - lo) / 2;
   Counts a;
   tbb::task_group g;
@@ -200,17 +196,10 @@ Counts tbb_range(const Node &parent, int lo, int hi) {
   g.wait();
   return a += b;
 }
-Counts tbb_visit(const Node &n) {
-  int k = num_children(n);
-  Counts c = self(n, k);
-  if (k > 0) c += tbb_range(n, 0, k);
-  return c;
-}
 
 // ---- OpenMP ----
-Counts omp_visit(const Node &n);
 Counts omp_range(const Node &parent, int lo, int hi) {
-  if (hi - lo == 1) return omp_visit(child(parent, lo));
+  if (hi - lo == 1) return visit<omp_range>(child(parent, lo));
   int mid = lo + (hi - lo) / 2;
   Counts a;
   const Node *pp = &parent;
@@ -220,20 +209,14 @@ Counts omp_range(const Node &parent, int lo, int hi) {
 #pragma omp taskwait
   return a += b;
 }
-Counts omp_visit(const Node &n) {
-  int k = num_children(n);
-  Counts c = self(n, k);
-  if (k > 0) c += omp_range(n, 0, k);
-  return c;
-}
 
 Counts search(int impl) {
   Node r = root();
   switch (impl) {
-    case bench::kMrC: return mr_c_visit(r);
-    case bench::kMrCxx: return mr_cxx_visit(r);
-    case bench::kTbb: return tbb_visit(r);
-    case bench::kOmp: return omp_visit(r);
+    case bench::kMrC: return visit<mr_c_range>(r);
+    case bench::kMrCxx: return visit<mr_cxx_range>(r);
+    case bench::kTbb: return visit<tbb_range>(r);
+    case bench::kOmp: return visit<omp_range>(r);
     default: return seq_visit(r);
   }
 }
