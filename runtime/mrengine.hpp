@@ -157,10 +157,17 @@ class future {
   future(const future &) = delete;
   future &operator=(const future &) = delete;
 
-  // Give the future its value. Throws mr::error(MR_EBUSY) if it was already signalled.
+  // Give the future its value. Throws mr::error(MR_EBUSY) if it was already signalled. If
+  // moving the value in throws, the waiters get that exception and signal rethrows it.
   void signal(T value) {
     claim();
-    value_.emplace(std::move(value));
+    try {
+      value_.emplace(std::move(value));
+    } catch (...) {
+      error_ = std::current_exception();
+      MR_future_signal(&f_, 2);
+      throw;
+    }
     MR_future_signal(&f_, 1);
   }
   // Make every wait() throw `e`. Throws mr::error(MR_EBUSY) if it was already signalled.
@@ -212,15 +219,26 @@ auto spawn(F f, int engine = -1)
     std::shared_ptr<future<V>> out;
     static void run(void *p) noexcept {
       std::unique_ptr<job> j(static_cast<job *>(p));
+      std::optional<V> v;
+      std::exception_ptr e;
       try {
         if constexpr (std::is_void_v<R>) {
           j->fn();
-          j->out->signal(V{});
+          v.emplace();
         } else {
-          j->out->signal(j->fn());
+          v.emplace(j->fn());
         }
       } catch (...) {
-        j->out->signal_exception(std::current_exception());
+        e = std::current_exception();
+      }
+      // The future is this job's own, so it is signalled once: signal_exception cannot throw,
+      // and if moving the value into it throws, signal has given the waiters that exception.
+      try {
+        if (e)
+          j->out->signal_exception(std::move(e));
+        else
+          j->out->signal(std::move(*v));
+      } catch (...) {
       }
     }
   };

@@ -27,6 +27,17 @@ static long fib(int n) {
   return a + b;
 }
 
+// Whether f() throws std::length_error.
+template <class F>
+bool throws_length_error(F f) {
+  try {
+    f();
+  } catch (const std::length_error &) {
+    return true;
+  }
+  return false;
+}
+
 START_TEST(test_parallel_invoke_fib) {
   MR_Config c = config(2);
   mr::runtime rt(&c);
@@ -123,6 +134,28 @@ START_TEST(test_spawn_carries_exceptions) {
   } catch (const mr::error &e) {
     ck_assert_int_eq(e.code(), MR_ERANGE);
   }
+}
+END_TEST
+
+// A result whose move throws: the waiter gets that exception (before, the spawned context called
+// std::terminate), and a future's own signal hands it to the waiters and rethrows it.
+struct MoveThrows {
+  int v = 7;
+  MoveThrows() = default;
+  MoveThrows(const MoveThrows &) = delete;
+  MoveThrows(MoveThrows &&) { throw std::length_error("move"); }
+};
+START_TEST(test_result_whose_move_throws) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  for (int rep = 0; rep < 20; rep++) {
+    auto f = mr::spawn([] { return MoveThrows(); });
+    ck_assert_msg(throws_length_error([&] { (void)f->wait(); }), "wait did not rethrow");
+  }
+  mr::future<MoveThrows> g;
+  ck_assert_msg(throws_length_error([&] { g.signal(MoveThrows()); }), "signal did not rethrow");
+  ck_assert(g.ready());
+  ck_assert_msg(throws_length_error([&] { (void)g.wait(); }), "wait did not rethrow");
 }
 END_TEST
 
@@ -275,6 +308,7 @@ int main(void) {
   tcase_add_test(tc, test_future_pipeline);
   tcase_add_test(tc, test_future_signal_twice_throws);
   tcase_add_test(tc, test_spawn_carries_exceptions);
+  tcase_add_test(tc, test_result_whose_move_throws);
   tcase_add_test(tc, test_parallel_for);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
