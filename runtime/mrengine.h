@@ -190,7 +190,10 @@ MR_EXTERN extern __thread const MR_EngineView *MR_engine_view;
  * (default 8 x engines): generated code should then spark a conjunct, and otherwise run it in
  * sequence (Mercury's MR_par_cond_local_wsdeque_length). Zero on a thread that is not an
  * engine. A few loads and no call; the indices are read without ordering (AO_load), so the
- * answer is a heuristic that may be one spark off while thieves steal. */
+ * answer is a heuristic that may be one spark off while thieves steal. In position-independent
+ * code a compiler may keep the thread-local's address from an earlier use in the same function;
+ * if a join in between resumed the context on another engine, the test then reads the previous
+ * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
 MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
   const MR_EngineView *v = MR_engine_view;
   if (v == NULL) return 0;
