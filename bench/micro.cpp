@@ -238,7 +238,8 @@ bench::Series wake_omp(bool busy) {
     t.posted = now_ns();
 #pragma omp parallel num_threads(2)
     {
-      if (omp_get_thread_num() == 1)
+      // (With one thread only, as under OMP_THREAD_LIMIT=1, it starts the job itself.)
+      if (omp_get_thread_num() == 1 || omp_get_num_threads() == 1)
         t.start();
       else
         t.wait(busy);
