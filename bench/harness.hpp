@@ -85,12 +85,15 @@ struct Series {
   std::vector<double> v;
   void add(double x) { v.push_back(x); }
   void done() { std::sort(v.begin(), v.end()); }
-  double median() const { return v.empty() ? 0 : v[v.size() / 2]; }
+  double median() const { return quantile(0.5); }
   double min() const { return v.empty() ? 0 : v.front(); }
   double max() const { return v.empty() ? 0 : v.back(); }
-  // q in [0, 1]: the sample at rank floor(q * (n - 1)).
+  // q in [0, 1]: the sample with floor(q * n) samples below it (the last one for q = 1), so
+  // the median of an even count is the upper of the middle two and quantiles never decrease.
   double quantile(double q) const {
-    return v.empty() ? 0 : v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+    if (v.empty()) return 0;
+    auto k = static_cast<std::size_t>(q * static_cast<double>(v.size()));
+    return v[std::min(k, v.size() - 1)];
   }
 };
 
