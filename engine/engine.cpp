@@ -87,6 +87,7 @@ struct Engine {
   bool woken_for_work = false;   // woken by advice or poll and has not found work yet
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
+  int spin_budget = -1;          // steal rounds of the next search (steal_rounds); -1: full
   topo::Order order;             // victims (and engines to wake for work here), tier by tier
   Context *free_small[kCacheMax];
   Context *free_regular[kCacheMax];
@@ -566,8 +567,33 @@ Context *try_steal(Engine *e, Engine *v) {
 // thread (doc/performance.md, trickle load).
 constexpr int kRoundPauses = 8;
 
+Context *steal_rounds_of(Engine *e, int rounds);
+
+// Adaptive spinning. A search the engine starts on its own after running out of work is a bet
+// that work will appear: if it finds nothing in all its rounds, the engine's next such search
+// gets half as many (down to 1); if it finds work, the full --spin-rounds again. A search after
+// a wake-up for work (woken_for_work) has been told where work is: it always gets the full
+// rounds and does not count. An engine fed one job at a time (a trickle) thus stops paying for
+// a spin that never pays off, while one whose spins find work keeps them. Only the owner reads
+// or writes spin_budget.
 Context *steal_rounds(Engine *e) {
-  int rounds = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
+  const int full = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
+  if (e->woken_for_work) return steal_rounds_of(e, full);
+  if (e->spin_budget < 1 || e->spin_budget > full) e->spin_budget = full;
+  Context *c = steal_rounds_of(e, e->spin_budget);
+  if (c)
+    e->spin_budget = full;
+  else if (e->sleep.state.load(std::memory_order_relaxed) != State::NOTIFIED &&
+           !g->shutdown.load(std::memory_order_relaxed))
+    // relaxed loads: only the choice of the next budget depends on them.
+    e->spin_budget = e->spin_budget > 1 ? e->spin_budget / 2 : 1;
+  return c;
+}
+
+// Up to `rounds` steal rounds (the advised victim first, then tier by tier), then the queues and
+// the injector, then kRoundPauses pauses. Work (the engine WORKING), or nullptr when the rounds
+// are spent or a notification or the shutdown flag was seen.
+Context *steal_rounds_of(Engine *e, int rounds) {
   const topo::Order &o = e->order;
   for (int r = 0; r < rounds; r++) {
     // The advised victim first, then tier by tier, each tier from a rotating offset.

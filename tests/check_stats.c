@@ -269,6 +269,33 @@ START_TEST(test_stats_table_at_shutdown) {
 }
 END_TEST
 
+static void count_job(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+/* Adaptive spinning (doc/design.md section 3): one spark every 2 ms while engine 0 sleeps in the
+ * kernel, so engine 1 is woken for each, steals it, runs it and then spins for nothing. Its
+ * spins must shrink: without the adaptation every stolen spark costs 1 + 32 steal attempts. */
+START_TEST(test_spin_adapts_to_a_trickle) {
+  atomic_int ran = 0;
+  uint64_t attempts, stolen;
+  int i;
+  mr_test_start(2, "--spin-rounds 32");
+  for (i = 0; i < 60; i++) {
+    MR_SyncTerm st;
+    MR_sync_term_init(&st, 2);
+    MR_fork_new_child(&st, count_job, &ran);
+    mr_test_sleep_ms(2);
+    MR_join_and_continue(&st);
+  }
+  attempts = MR_TEST_STAT(steal_attempts);
+  stolen = MR_TEST_STAT(sparks_stolen);
+  ck_assert_int_eq(atomic_load(&ran), 60);
+  ck_assert_msg(stolen >= 20, "only %llu of 60 sparks were stolen", (unsigned long long)stolen);
+  ck_assert_msg(attempts < 8 * stolen, "%llu steal attempts for %llu stolen sparks",
+                (unsigned long long)attempts, (unsigned long long)stolen);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("stats");
   TCase *tc = mr_tcase("pinning", 60);
@@ -281,6 +308,7 @@ int main(void) {
   tc = mr_tcase("counters", 120);
   tcase_add_loop_test(tc, test_counters_balance, 0, 2);
   tcase_add_test(tc, test_stats_table_at_shutdown);
+  tcase_add_loop_test(tc, test_spin_adapts_to_a_trickle, 0, 3);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
