@@ -88,6 +88,7 @@ struct Engine {
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
   int spin_budget = -1;          // steal rounds of the next search (steal_rounds); -1: full
+  bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
   topo::Order order;             // victims (and engines to wake for work here), tier by tier
   Context *free_small[kCacheMax];
   Context *free_regular[kCacheMax];
@@ -572,13 +573,17 @@ Context *steal_rounds_of(Engine *e, int rounds);
 // Adaptive spinning. A search the engine starts on its own after running out of work is a bet
 // that work will appear: if it finds nothing in all its rounds, the engine's next such search
 // gets half as many (down to 1); if it finds work, the full --spin-rounds again. A search after
-// a wake-up for work (woken_for_work) has been told where work is: it always gets the full
-// rounds and does not count. An engine fed one job at a time (a trickle) thus stops paying for
+// WORKSTEAL_ADVICE (search_advised) has been told that work is there: it always gets the full
+// rounds and does not count. (A polling build's time-out is no such news: its search is the
+// engine's own.) An engine fed one job at a time (a trickle) thus stops paying for
 // a spin that never pays off, while one whose spins find work keeps them. Only the owner reads
 // or writes spin_budget.
 Context *steal_rounds(Engine *e) {
   const int full = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
-  if (e->woken_for_work) return steal_rounds_of(e, full);
+  if (e->search_advised) {
+    e->search_advised = false;
+    return steal_rounds_of(e, full);
+  }
   if (e->spin_budget < 1 || e->spin_budget > full) e->spin_budget = full;
   Context *c = steal_rounds_of(e, e->spin_budget);
   if (c)
@@ -653,6 +658,7 @@ Next handle_notification(Engine *e, Context **run) {
       s.state.store(State::STEALING, std::memory_order_release);
       e->holds_search_unit = true;
       e->woken_for_work = true;
+      e->search_advised = true;
       e->advised_victim = static_cast<int>(reinterpret_cast<std::intptr_t>(d));
       if (e->advised_victim == e->id) e->advised_victim = -1;
       return Next::LOOK;
