@@ -498,6 +498,7 @@ void leave_idle(Engine *e) {
 // Called only by engine e, now WORKING: it found work, so it stops counting as a searcher.
 void after_found_work(Engine *e, const Engine *victim) {
   e->woken_for_work = false;
+  e->search_advised = false;  // the advice is used up, however the work was found
   if (!e->holds_search_unit) return;
   e->holds_search_unit = false;
   // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
