@@ -87,7 +87,7 @@ struct Engine {
   bool woken_for_work = false;   // woken by advice or poll and has not found work yet
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
-  int spin_budget = -1;          // steal rounds of the next search (steal_rounds); -1: full
+  int spin_budget = 1;           // steal rounds of its next own search (steal_rounds); start: full
   bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
   topo::Order order;             // victims (and engines to wake for work here), tier by tier
   Context *free_small[kCacheMax];
@@ -569,7 +569,10 @@ Context *try_steal(Engine *e, Engine *v) {
 // thread (doc/performance.md, trickle load).
 constexpr int kRoundPauses = 8;
 
-Context *steal_rounds_of(Engine *e, int rounds);
+// --spin-rounds, where 0 behaves as 1.
+int full_spin_rounds() { return g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds; }
+
+Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted);
 
 // Adaptive spinning. A search the engine starts on its own after running out of work is a bet
 // that work will appear: if it finds nothing in all its rounds, the engine's next such search
@@ -580,26 +583,24 @@ Context *steal_rounds_of(Engine *e, int rounds);
 // a spin that never pays off, while one whose spins find work keeps them. Only the owner reads
 // or writes spin_budget.
 Context *steal_rounds(Engine *e) {
-  const int full = g->p.spin_rounds < 1 ? 1 : g->p.spin_rounds;
+  const int full = full_spin_rounds();
+  bool interrupted = false;
   if (e->search_advised) {
     e->search_advised = false;
-    return steal_rounds_of(e, full);
+    return steal_rounds_of(e, full, &interrupted);
   }
-  if (e->spin_budget < 1 || e->spin_budget > full) e->spin_budget = full;
-  Context *c = steal_rounds_of(e, e->spin_budget);
+  Context *c = steal_rounds_of(e, e->spin_budget, &interrupted);
   if (c)
     e->spin_budget = full;
-  else if (e->sleep.state.load(std::memory_order_relaxed) != State::NOTIFIED &&
-           !g->shutdown.load(std::memory_order_relaxed))
-    // relaxed loads: only the choice of the next budget depends on them.
+  else if (!interrupted)
     e->spin_budget = e->spin_budget > 1 ? e->spin_budget / 2 : 1;
   return c;
 }
 
 // Up to `rounds` steal rounds (the advised victim first, then tier by tier), then the queues and
 // the injector, then kRoundPauses pauses. Work (the engine WORKING), or nullptr when the rounds
-// are spent or a notification or the shutdown flag was seen.
-Context *steal_rounds_of(Engine *e, int rounds) {
+// are spent, or when a notification or the shutdown flag cut them short (*interrupted set).
+Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
   const topo::Order &o = e->order;
   for (int r = 0; r < rounds; r++) {
     // The advised victim first, then tier by tier, each tier from a rotating offset.
@@ -628,8 +629,11 @@ Context *steal_rounds_of(Engine *e, int rounds) {
       }
     }
     // acquire: pairs with a notifier's release store of NOTIFIED.
-    if (e->sleep.state.load(std::memory_order_acquire) == State::NOTIFIED) return nullptr;
-    if (g->shutdown.load(std::memory_order_relaxed)) return nullptr;
+    if (e->sleep.state.load(std::memory_order_acquire) == State::NOTIFIED ||
+        g->shutdown.load(std::memory_order_relaxed)) {
+      *interrupted = true;
+      return nullptr;
+    }
     for (int i = 0; i < kRoundPauses; i++) cpu_relax();
   }
   return nullptr;
@@ -1574,6 +1578,7 @@ int start(const Params &p, std::string *err) {
       destroy_runtime();
       return MR_ENOMEM;
     }
+    g->engines[i]->spin_budget = full_spin_rounds();
   }
   Engine *e0 = g->engines[0];
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
