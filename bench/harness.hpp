@@ -283,6 +283,20 @@ void parallel_loop(int impl, long n, long grain, const Body &body) {
   }
 }
 
+// Append one row (the columns below) to the CSV file `path`, writing the header first if the
+// file is new; nothing if path is empty.
+inline void append_csv(const std::string &path, const std::string &kernel,
+                       const std::string &param, const char *impl, int workers, const Series &s) {
+  if (path.empty()) return;
+  bool fresh = access(path.c_str(), F_OK) != 0;
+  std::FILE *f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) return std::perror(path.c_str());
+  if (fresh) std::fprintf(f, "kernel,param,impl,workers,runs,median_s,min_s,max_s\n");
+  std::fprintf(f, "%s,%s,%s,%d,%zu,%.9f,%.9f,%.9f\n", kernel.c_str(), param.c_str(), impl,
+               workers, s.v.size(), s.median(), s.min(), s.max());
+  std::fclose(f);
+}
+
 // One kernel's results: a row per (implementation, workers).
 class Report {
  public:
@@ -361,18 +375,8 @@ class Report {
   }
 
   void write_csv() const {
-    if (opt_.csv.empty()) return;
-    bool fresh = access(opt_.csv.c_str(), F_OK) != 0;
-    std::FILE *f = std::fopen(opt_.csv.c_str(), "a");
-    if (f == nullptr) {
-      std::perror(opt_.csv.c_str());
-      return;
-    }
-    if (fresh) std::fprintf(f, "kernel,param,impl,workers,runs,median_s,min_s,max_s\n");
     for (const auto &[key, s] : rows_)
-      std::fprintf(f, "%s,%s,%s,%d,%zu,%.9f,%.9f,%.9f\n", kernel_.c_str(), param_.c_str(),
-                   impl_key(key.first), key.second, s.v.size(), s.median(), s.min(), s.max());
-    std::fclose(f);
+      append_csv(opt_.csv, kernel_, param_, impl_key(key.first), key.second, s);
   }
 
   std::string kernel_, param_;

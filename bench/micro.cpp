@@ -73,18 +73,6 @@ struct Config {
 };
 Config C;
 
-void csv_row(const char *kernel, const std::string &param, const char *impl, int workers,
-             const bench::Series &s) {
-  if (C.csv.empty()) return;
-  bool fresh = access(C.csv.c_str(), F_OK) != 0;
-  std::FILE *f = std::fopen(C.csv.c_str(), "a");
-  if (f == nullptr) return std::perror(C.csv.c_str());
-  if (fresh) std::fprintf(f, "kernel,param,impl,workers,runs,median_s,min_s,max_s\n");
-  std::fprintf(f, "%s,%s,%s,%d,%zu,%.9f,%.9f,%.9f\n", kernel, param.c_str(), impl, workers,
-               s.v.size(), s.median(), s.min(), s.max());
-  std::fclose(f);
-}
-
 MR_Config mr_config(int engines) {
   MR_Config c;
   MR_config_default(&c);
@@ -138,7 +126,7 @@ void record(const char *variant, bool busy, bench::Series s) {
   std::fflush(stdout);
   bench::Series secs;
   for (double x : s.v) secs.add(x * 1e-6);
-  csv_row("wake", std::string(variant) + (busy ? "-busy" : "-blocked"), "-", 2, secs);
+  bench::append_csv(C.csv, "wake", std::string(variant) + (busy ? "-busy" : "-blocked"), "-", 2, secs);
   g_wake.push_back(WakeResult{variant, busy, s});
 }
 
@@ -350,7 +338,7 @@ void idle_all() {
     s.done();
     v[i] = s.median() * 1e3;
     std::printf("  %-26s %8.3f  (%.3f .. %.3f)\n", names[i], v[i], s.min() * 1e3, s.max() * 1e3);
-    csv_row("idle-cpu", "2s", keys[i], 2, s);
+    bench::append_csv(C.csv, "idle-cpu", "2s", keys[i], 2, s);
   }
   std::printf("  ratio mrengine / oneTBB %.2f (medians of %d processes each)\n",
               v[2] > 0 ? v[1] / v[2] : 0, C.reps);
@@ -472,7 +460,7 @@ void trickle_all() {
         s.add(isolated(std::string("trickle-one ") + keys[i] + " --period " + std::to_string(period)));
       s.done();
       v[i] = s.median();
-      csv_row("trickle-cpu-ratio", std::to_string(period) + "ms", keys[i], 2, s);
+      bench::append_csv(C.csv, "trickle-cpu-ratio", std::to_string(period) + "ms", keys[i], 2, s);
     }
     std::printf("  every %2d ms (medians of %d processes): plain thread + futex (floor) %.2f, "
                 "mrengine %.2f, oneTBB %.2f, OpenMP %.2f; mrengine / floor %.2f\n",
@@ -547,8 +535,8 @@ void switch_all() {
   for (double x : raw_ns.v) b.add(x * 1e-9);
   a.done();
   b.done();
-  csv_row("context-switch", "1-engine", "mrc", 1, a);
-  csv_row("context-switch", "1-engine", "boost-fiber", 1, b);
+  bench::append_csv(C.csv, "context-switch", "1-engine", "mrc", 1, a);
+  bench::append_csv(C.csv, "context-switch", "1-engine", "boost-fiber", 1, b);
 }
 
 }  // namespace
