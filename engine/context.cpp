@@ -36,18 +36,18 @@ void unlink(Context *c) {
 
 }  // namespace
 
-Context *context_create(StackKind kind, std::size_t stack_bytes) {
+Context *context_create(ContextKind kind, std::size_t stack_bytes, ContextBody body) {
   auto *c = new (std::nothrow) Context;
   if (!c) return nullptr;
   c->kind = kind;
   try {
     c->fiber = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes, &c->stack),
-                          [c](ctx::fiber &&from) {
+                          [c, body](ctx::fiber &&from) {
                             // Started by a resume_with whose ontop function already saved the
                             // resumer's continuation: `from` is empty.
                             (void)from;
-                            context_loop(c);
-                            // context_loop never returns; a free context is forgotten
+                            body(c);
+                            // The body never returns; a free context is forgotten
                             // (fiber_forget), never unwound.
                             return ctx::fiber{};
                           });

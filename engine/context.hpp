@@ -22,9 +22,12 @@
 
 namespace mr::engine {
 
-// FOREIGN: not a context at all but a thread that is not an engine, waiting at a join on its
-// semaphore `wake` (its Context record lives on that thread's stack).
-enum class StackKind : unsigned char { REGULAR, SMALL, PRIMORDIAL, FOREIGN };
+// What a Context record stands for. REGULAR and SMALL: a context on a stack of ours of that size
+// (--stack-size for MR_spawn, --small-stack-size for sparks). PRIMORDIAL: the code that called
+// MR_init, on its thread's own stack. FOREIGN: not a context at all but a thread that is not an
+// engine, waiting at a join or a future on its semaphore `wake` (the record lives on that
+// thread's stack).
+enum class ContextKind : unsigned char { REGULAR, SMALL, PRIMORDIAL, FOREIGN };
 
 struct Context {
   // The saved continuation while the context is suspended or free; empty while it runs.
@@ -34,9 +37,10 @@ struct Context {
   boost::context::fiber fiber;
   Task task{};               // the task to run next; set before the context is resumed
   int bound = -1;            // -1, or the engine this context may only run on
-  StackKind kind = StackKind::SMALL;
-  // Set when the context suspends (at a join), cleared by whoever resumes it: the statistics
-  // count each suspension and each resumption once. Ordered like `fiber`.
+  ContextKind kind = ContextKind::SMALL;
+  // Set when the context suspends (a join, a future, loop control, or a blocking region moving
+  // it to a backup thread), cleared by whoever resumes it: the statistics count each suspension
+  // and each resumption once. Ordered like `fiber`.
   bool suspended = false;
   Context *next = nullptr;   // intrusive link: run queues and free caches
   sem_t *wake = nullptr;     // FOREIGN only: posted once to resume the waiting thread
@@ -76,9 +80,13 @@ class RecordingStack {
 // context, or engine 0's scheduler, or a task that MR_shutdown_now abandons.
 void fiber_forget(boost::context::fiber &f, boost::context::stack_context &stack, san::Fiber &sf);
 
-// Create a context with a fresh stack of the given kind (size in bytes), suspended at the top of
-// its loop. Returns nullptr if the stack cannot be mapped. Any engine thread.
-Context *context_create(StackKind kind, std::size_t stack_bytes);
+// What a context runs from its first resumption on: the scheduler's context body (run a task,
+// arrive at its join, get the next task), which never returns.
+using ContextBody = void (*)(Context *self);
+
+// Create a context with a fresh stack of the given kind (size in bytes), suspended before `body`.
+// Returns nullptr if the stack cannot be mapped. Any engine thread.
+Context *context_create(ContextKind kind, std::size_t stack_bytes, ContextBody body);
 
 // Destroy a free context (suspended at the top of its loop): forget its fiber and unmap its
 // stack. Any thread, with the runtime stopping (no engine may hold a pointer to it).
@@ -88,10 +96,6 @@ void context_destroy(Context *c);
 // suspended in the middle of a task: nothing of it runs again), and return how many there were.
 // Called only with the runtime stopping and no context running (MR_shutdown_now).
 std::size_t context_drop_all();
-
-// The body of every non-primordial context: run the task, arrive at its join, get the next task.
-// Defined in engine.cpp, where the scheduler is.
-void context_loop(Context *self);
 
 }  // namespace mr::engine
 

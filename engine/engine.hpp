@@ -1,153 +1,163 @@
-// engine.hpp: engines, the idle loop, joins and the scheduler's entry points.
+// engine.hpp: the records every part of the scheduler shares: an Engine per engine thread, the
+// Runtime of one MR_init, and which engine the calling thread is.
 //
-// The terms and the protocol are in doc/design.md; the step numbers in the comments of
-// engine.cpp (P1..P4, D1, J1) name its proofs.
+// Terms (doc/design.md has the protocol with its proofs, P1..P4, D1, J1, which the comments of
+// every file here cite; its "map of the code" lists the files in the order work flows):
+//   engine     an OS thread that runs contexts; engine 0 is the thread that called MR_init.
+//   scheduler  the code an engine runs when no context runs on it: on engines 1..N-1 the
+//              thread's own stack, on engine 0 a fiber of its own (the thread's stack belongs to
+//              the primordial context). Only the scheduler walks the idle loop (idle.cpp).
+//   context    a fiber that runs tasks (context.hpp); it switches to the scheduler, or straight
+//              to another context, when it suspends or finishes (switch.hpp).
+//   census     how many engines search for work and how many sleep (sleep.hpp, Census).
 #ifndef MR_ENGINE_ENGINE_HPP
 #define MR_ENGINE_ENGINE_HPP
 
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <string>
+#include <pthread.h>
+#include <semaphore.h>
 
+#include <boost/context/fiber.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "context.hpp"
 #include "mrengine.h"
+#include "overflow.hpp"
+#include "params.hpp"
+#include "runqueue.hpp"
+#include "sanitizer.hpp"
+#include "sleep.hpp"
+#include "stats.hpp"
 #include "task.hpp"
+#include "topology.hpp"
+#include "wsdeque.hpp"
 
 namespace mr::engine {
 
-struct Context;
-struct Engine;
+inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itself, per stack size
 
-// --thread-pinning (doc/options.md): the order is the order of the option's choices.
-enum class Pinning { NONE, CORES, PUS };
+struct Backup;
 
-// What the scheduler needs from the options (runtime/options.cpp validates them).
-struct Params {
-  int engines = 1;
-  int spin_rounds = 32;
-  std::size_t stack_size = 1024 * 1024;
-  std::size_t small_stack_size = 256 * 1024;
-  unsigned poll_interval_us = 1000;
-  Pinning pinning = Pinning::NONE;
-  unsigned lc_contexts_per_engine = 4;  // loop control: default worker slots per engine
-  unsigned granularity_factor = 8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
-  unsigned max_backup_threads = 64;  // blocking regions: threads that run blocked contexts
-  bool lazy_engines = false;  // start engines 1..N-1 only when work first needs them
-  bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
-  bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
+struct Engine {
+  explicit Engine(int i) : id(i) {}
+
+  const int id;
+  // ---- owner only (the engine's own thread) ----
+  Context *current = nullptr;    // the context running on this engine
+  boost::context::fiber sched;   // the scheduler's continuation while a context runs
+  san::Fiber sched_san;          // the scheduler's stack, for the sanitizers (sanitizer.hpp)
+  boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
+  Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
+  bool holds_search_unit = false;  // this engine owns one searching unit of the census
+  bool woken_for_work = false;   // woken by advice or poll and has not found work yet
+  int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
+  unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
+  int spin_budget = 1;           // steal rounds of its next own search (idle.cpp); set at start
+  bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
+  topo::Order order;             // victims (and engines to wake for work here), tier by tier
+  Context *free_small[kCacheMax];    // the engine's free-context cache (cache.cpp)
+  Context *free_regular[kCacheMax];
+  int n_free_small = 0, n_free_regular = 0;
+  pthread_t thread{};
+  // Lazy engines: the first to exchange start_claimed to true creates the thread (a waker that
+  // delivered a notification to the engine, or stop(), which then creates none). acq_rel.
+  std::atomic<bool> start_claimed{false};
+  // Set (release) once `thread` is written, by whoever created it; stop() joins after an
+  // acquire load.
+  std::atomic<bool> thread_started{false};
+  bool start_asleep = false;     // lazy: the thread begins by consuming its wake-up (set at start)
+  // The PU this engine is bound to, or -1. Written (release) by the engine's thread once it is
+  // bound; read (acquire) by anyone. An engine that has not started yet reports -1.
+  std::atomic<int> pu{-1};
+  int planned_pu = -1;           // from the pinning plan; -1 for none
+  Counters stats;
+  overflow::AltStack altstack;   // the engine thread's alternate signal stack
+  // ---- shared ----
+  WsDeque deque;                 // owner pushes/pops; thieves steal
+  MR_EngineView view{};          // what generated code reads inline (set in start, then frozen)
+  alignas(64) SleepSync sleep;   // the sleep-sync record
+  // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
+  // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
+  std::atomic<std::uint64_t> sleep_stamp{0};
+  alignas(64) RunQueue bound;    // contexts bound to this engine
 };
 
-// The inside of an MR_SyncTerm: the number of arrivals still expected (every forked branch plus
-// the parent's own), and the parent, set when it suspends.
-//   count: decremented by each child (release; acq_rel for the one that may be last) and by the
-//          parent only after it has finished suspending (J1 in doc/design.md): so whoever brings
-//          it to zero knows the parent's continuation is saved and may resume it.
-//   parent: written by the parent before its decrement; read by the last arrival after its.
-struct Join {
-  std::atomic<std::uint32_t> count;
-  Context *parent;
+// The runtime of one MR_init: made by start(), freed by the shutdowns (lifecycle.cpp).
+struct Runtime {
+  Params p;
+  int n = 0;
+  Engine **engines = nullptr;
+  RunQueue shared;               // unbound runnable contexts
+  Injector injector;             // sparks from threads that are not engines (P1 covers it)
+  Census census;
+  // Set once by the shutdowns (seq_cst store, proof P4); read by every idle loop, and at the end
+  // of every task (MR_shutdown_now): on a line of its own, never written while the runtime runs.
+  alignas(64) std::atomic<bool> shutdown{false};
+  // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
+  // at each spawned context's end, so not on the shutdown flag's line.
+  alignas(64) Join spawned{};
+  // What every context runs (join.cpp's context body) and every engine thread runs
+  // (lifecycle.cpp's thread body): set by start(), so that the lower files that create contexts
+  // and lazy engine threads need not call up.
+  ContextBody context_body = nullptr;
+  void *(*engine_thread)(void *engine) = nullptr;
+  std::mutex free_lock;          // protects the global free caches (cache.cpp)
+  Context *free_small = nullptr, *free_regular = nullptr;
+  Context primordial;
+  topo::Placement place;         // the pinning plan, victim orders, saved binding (topology.hpp)
+  // relaxed fetch_add: only the order of stamps matters (sleep_stamp).
+  std::atomic<std::uint64_t> sleep_clock{0};
+  sem_t started;                 // posted by each engine thread once it is bound and running
+  bool started_init = false;
+  // Blocking regions' backup threads (blocking.cpp).
+  std::mutex backup_lock;        // protects the two fields below
+  Backup *idle_backups = nullptr;
+  std::vector<Backup *> backups; // every backup thread created, to join at stop
 };
-static_assert(sizeof(Join) <= sizeof(MR_SyncTerm), "MR_SyncTerm too small for Join");
-static_assert(alignof(Join) <= alignof(MR_SyncTerm), "MR_SyncTerm alignment too small for Join");
 
-// The inside of an MR_Future (doc/design.md, "Futures"). A zeroed Future is unsignalled with no
-// waiters.
-//   state:   0 or the head of the waiter list (FutureWaiter *, each on its waiter's stack), or
-//            kSignalled. Waiters push themselves by CAS (release, so their node is visible to
-//            the signaller); the one signaller exchanges it for kSignalled (acq_rel) and so takes
-//            the whole list at once. Readers that see kSignalled (acquire) see the value.
-//   value:   written by the first signaller before its exchange (relaxed store, published by it).
-//   signals: how many signal calls started (acq_rel RMW): only the first writes the value.
-struct Future {
-  static constexpr std::uintptr_t kSignalled = 1;
-  std::atomic<std::uintptr_t> state;
-  std::atomic<std::uintptr_t> value;
-  std::atomic<std::uint32_t> signals;
-};
+// The running runtime, or nullptr. Written only by start() and the shutdowns, on the primordial
+// thread, while no other thread of the runtime reads it.
+extern Runtime *g_rt;
 
-// Make f signalled with `value` and resume every waiter. Any thread while running. A second
-// signal with the same value returns; with a different value it stops the process.
-void future_signal(Future *f, std::uintptr_t value);
+// Is g_rt running? Stored (release) by start() and the shutdowns; loaded (acquire) by running().
+extern std::atomic<bool> g_running;
 
-// Is f signalled (future_wait would not wait)? Any thread.
-bool future_is_signalled(const Future *f);
+// The engine of the calling thread, nullptr on a thread that is not an engine. initial-exec: the
+// stack overflow handler reads it and must not call __tls_get_addr. Code that may run in a
+// context reads it through this_engine(), never directly.
+extern thread_local Engine *t_engine __attribute__((tls_model("initial-exec")));
 
-// The value of f, suspending the calling context (or blocking the calling thread, if it is not
-// an engine) until f is signalled.
-std::uintptr_t future_wait(Future *f);
-
-// Loop control (Mercury's MR_lc_*): a parallel loop whose iterations run in at most `slots`
-// worker contexts at once. Slow paths only, so one mutex protects it.
-struct LoopControl;
-
-// A loop control with `slots` worker slots (>= 1). nullptr if out of memory. Any thread.
-LoopControl *lc_create(unsigned slots);
-// Run fn(env) as the next iteration, in a new context, once a slot is free: the calling
-// context suspends while every slot is busy. Context code only. Returns 0 or MR_ENOMEM /
-// MR_ESHUTDOWN (the iteration did not start).
-int lc_spawn(LoopControl *lc, MR_TaskFn fn, void *env);
-// Wait until every iteration has finished, then free lc. Context code only.
-void lc_finish(LoopControl *lc);
-// The default number of slots: --lc-contexts-per-engine x engines.
-unsigned lc_default_slots();
-
-// Blocking regions (doc/design.md, "Blocking regions"). begin: the calling context leaves its
-// engine for a backup thread, so that the engine runs other work while the context blocks;
-// end: the context is scheduled back onto an engine and the backup returns to the pool. With no
-// backup to be had (--max-backup-threads reached) the region runs in place. Regions nest; only
-// the outermost moves the context. A thread that is not an engine (and not a backup) may call
-// both: nothing happens. Any thread while running.
-void blocking_begin();
-void blocking_end();
-
-// The number of processing units this process may run on (hwloc; at least 1). Any thread.
-int allowed_pus();
-
-// Start the engines with the calling thread as engine 0. Returns 0 or a negative MR_E* code, with
-// a message in *err. Call from a thread that is not an engine, with the runtime stopped.
-int start(const Params &p, std::string *err);
-
-// Wait for every spawned context, stop every engine, free everything. Called only from the
-// primordial context. Returns 0 or a negative MR_E* code.
-int stop();
-
-// Stop without waiting: every engine leaves once its running context reaches a suspension point
-// (finishes, suspends, or ends a blocking region); queued and suspended contexts and pending
-// sparks are dropped and counted in *dropped (its two counts; nullptr: not counted). Called only
-// from the primordial context. Returns 0 or a negative MR_E* code.
-int stop_now(MR_ShutdownReport *dropped);
-
-bool running();
-int num_engines();
+// Called only by engine e's own thread: make e the current thread's engine (or none), and its
+// view the one generated code reads (MR_engine_view).
+void set_current(Engine *e);
 
 // The engine whose thread is running the caller, or nullptr. Never inlined, so that a context
 // that migrated between threads re-reads the thread-local (a compiler may keep a thread-local's
 // address across calls it can see into).
-Engine *current();
-int engine_id(const Engine *e);
+Engine *this_engine() __attribute__((noinline));
 
-// Push a spark for `j` on the current engine's deque and wake an engine if the census says one
-// should be woken (P1). Called only from a context.
-void fork(Join *j, MR_TaskFn fn, void *env);
+// Is the runtime running (between MR_init's start and the end of a shutdown)? Any thread.
+bool running();
 
-// The parent's join (J1): run own sparks inline while they are local, else suspend until the
-// last child resumes this context. Called only from the context that initialised j.
-void join_wait(Join *j);
+// The number of engines, or 0 when the runtime is not running. Any thread.
+int num_engines();
 
-// A new context running fn(arg), unbound (engine -1) or bound to `engine`. Any thread while
-// running. Returns 0, MR_ENOMEM or MR_ESHUTDOWN.
-int spawn(MR_TaskFn fn, void *arg, int engine);
+// -1 for nullptr (a thread that is not an engine).
+inline int engine_id(const Engine *e) { return e ? e->id : -1; }
 
-// Copy engine e's counters. Any thread while running.
-void stats_get(int e, MR_EngineStats *out);
-
-// The OS index of the PU engine e is bound to, or -1. Any thread while running.
+// The engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
 
-// Print every engine's counters and their totals as a table (the --stats table). Any thread
-// while running; exact at a quiescent point.
-void print_stats(FILE *out);
+// Might there be a context in the shared queue or in e's bound queue (e may be nullptr), or a
+// spark in the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst
+// fence before (P1, P3), and one that finds them stale looks again later.
+inline bool queued_work_maybe(const Engine *e) {
+  return g_rt->shared.maybe_nonempty() || g_rt->injector.maybe_nonempty() ||
+         (e && e->bound.maybe_nonempty());
+}
 
 }  // namespace mr::engine
 

@@ -18,6 +18,8 @@ namespace {
 
 struct sigaction g_old_segv, g_old_bus;
 bool g_installed = false;
+// Set by install() before the handler can run; read by the handler.
+ContextOnThisThread g_on_this_thread = nullptr;
 constexpr std::size_t kAltStackBytes = 64 * 1024;
 // How far below the guard page a fault still counts as an overflow (a frame bigger than a page
 // jumps over the guard).
@@ -61,7 +63,7 @@ void chain(int sig, siginfo_t *si, void *uc) {
 }
 
 void on_fault(int sig, siginfo_t *si, void *uc) {
-  const Context *c = context_on_this_thread();
+  const Context *c = g_on_this_thread();
   if (c && c->stack.sp && si) {
     auto addr = reinterpret_cast<std::uintptr_t>(si->si_addr);
     auto guard = reinterpret_cast<std::uintptr_t>(c->stack.sp) - c->stack.size;  // lowest byte
@@ -70,7 +72,7 @@ void on_fault(int sig, siginfo_t *si, void *uc) {
       char msg[160];
       char *p = put_text(msg, "mrengine: context stack overflow (stack size ");
       p = put_number(p, (c->stack.size - page) / 1024);
-      p = put_text(p, c->kind == StackKind::SMALL ? " KiB); raise --small-stack-size\n"
+      p = put_text(p, c->kind == ContextKind::SMALL ? " KiB); raise --small-stack-size\n"
                                                   : " KiB); raise --stack-size\n");
       ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(p - msg));
       (void)ignored;
@@ -82,7 +84,8 @@ void on_fault(int sig, siginfo_t *si, void *uc) {
 
 }  // namespace
 
-void install() {
+void install(ContextOnThisThread on_this_thread) {
+  g_on_this_thread = on_this_thread;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;

@@ -16,15 +16,15 @@ namespace mr::engine {
 
 struct Context;
 
-// Defined in engine.cpp: the context running on the calling thread (an engine's current
-// context, or a backup thread's), or nullptr. Async-signal-safe (thread-local reads only).
-const Context *context_on_this_thread();
-
 namespace overflow {
 
-// Install the handler for SIGSEGV and SIGBUS, keeping the previous actions. Called by MR_init's
-// thread before any engine thread exists.
-void install();
+// The context running on the calling thread (an engine's current context, or a backup
+// thread's), or nullptr. Must be async-signal-safe: the handler calls it.
+using ContextOnThisThread = const Context *(*)();
+
+// Install the handler for SIGSEGV and SIGBUS, keeping the previous actions; `on_this_thread`
+// tells it whose stack overflowed. Called by MR_init's thread before any engine thread exists.
+void install(ContextOnThisThread on_this_thread);
 // Put the previous actions back (unless someone replaced ours meanwhile). Called by MR_shutdown
 // once every engine and backup thread has been joined.
 void uninstall();

@@ -3,6 +3,8 @@
 
 #include "sleep.hpp"
 
+#include <errno.h>
+
 #include "fatal.hpp"
 
 namespace mr::engine {
@@ -21,10 +23,11 @@ const char *state_name(State s) {
 
 const char *action_name(Action a) {
   switch (a) {
-    case Action::CONTEXT: return "CONTEXT";
-    case Action::CONTEXT_ADVICE: return "CONTEXT_ADVICE";
-    case Action::WORKSTEAL_ADVICE: return "WORKSTEAL_ADVICE";
-    case Action::SHUTDOWN: return "SHUTDOWN";
+#define MR_ACTION_NAME_(name, value, column) \
+  case Action::name:                         \
+    return #name;
+    MR_NOTIFY_MAP(MR_ACTION_NAME_)
+#undef MR_ACTION_NAME_
   }
   return "?";
 }
@@ -36,7 +39,7 @@ std::uint64_t Census::add_searcher() {
   return word_.fetch_add(kSearchOne, std::memory_order_seq_cst);
 }
 
-std::uint64_t Census::release_searcher() {
+std::uint64_t Census::remove_searcher() {
   // seq_cst RMW: proof P2 (the last searcher's release and a poster's check).
   std::uint64_t old = word_.fetch_sub(kSearchOne, std::memory_order_seq_cst);
   MR_CHECK(searching(old) != 0, "census: searching count underflow");
@@ -129,6 +132,10 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
       }
     }
   }
+}
+
+void sem_wait_posted(sem_t *s) {
+  while (sem_wait(s) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
 }
 
 }  // namespace mr::engine

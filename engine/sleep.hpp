@@ -30,14 +30,20 @@
 #include <atomic>
 #include <cstdint>
 
+#include "mrengine.h"
+
 namespace mr::engine {
 
 enum class State : std::uint32_t { WORKING, IDLE, STEALING, SLEEPING, NOTIFIED, BUSY };
 inline constexpr int kNumStates = 6;
 
-// The order matches MR_NOTIFY_* in mrengine.h.
-enum class Action : std::uint32_t { CONTEXT, CONTEXT_ADVICE, WORKSTEAL_ADVICE, SHUTDOWN };
-inline constexpr int kNumActions = 4;
+// The notification kinds, from mrengine.h's MR_NOTIFY_MAP (their values index the wake-up counters).
+enum class Action : std::uint32_t {
+#define MR_ACTION_(name, value, column) name = (value),
+  MR_NOTIFY_MAP(MR_ACTION_)
+#undef MR_ACTION_
+};
+inline constexpr int kNumActions = MR_NOTIFY_KINDS;
 
 enum class Who : std::uint8_t { ENGINE, NOTIFIER };
 enum class How : std::uint8_t { PLAIN, CAS, LOCKED };
@@ -84,6 +90,14 @@ inline constexpr Delivery kDelivery[kNumActions][kNumStates] = {
     {Delivery::LATCHED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED, Delivery::LATCHED, Delivery::LATCHED},  // SHUTDOWN
 };
 
+// Is from->to one of kTransitions? The debug build (--enable-debug) checks every transition the
+// engine makes against it.
+constexpr bool is_transition(State from, State to) {
+  for (const Transition &t : kTransitions)
+    if (t.from == from && t.to == to) return true;
+  return false;
+}
+
 const char *state_name(State s);
 const char *action_name(Action a);
 
@@ -108,13 +122,11 @@ class Census {
 
   // seq_cst RMWs: each is one side of a Dekker pair (proofs P1, P2); they also check underflow.
   std::uint64_t add_searcher();
-  std::uint64_t release_searcher();     // returns the old word
+  std::uint64_t remove_searcher();      // returns the old word
   std::uint64_t searcher_to_sleeper();  // returns the old word
   void remove_sleeper();
   // Claim a searching unit if nobody searches and somebody sleeps. seq_cst CAS.
   bool try_claim_searcher();
-
-  void reset() { word_.store(0, std::memory_order_relaxed); }
 
   // Count n engines as sleepers before any engine thread exists (--lazy-engines: engines that
   // have not started sleep until work needs them). relaxed: published by pthread_create.
@@ -157,6 +169,9 @@ Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data);
 // otherwise. Retries while the state changes under it (the engine moved on), so the result is
 // the table's answer for a state the target was really in. Any thread.
 Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
+
+// Wait until s is posted, retrying when a signal interrupts the wait. Any thread.
+void sem_wait_posted(sem_t *s);
 
 }  // namespace mr::engine
 

@@ -1,4 +1,5 @@
-// topology.cpp: pinning plans, victim tiers and thread binding (topology.hpp).
+// topology.cpp: pinning plans, victim tiers, thread binding and the placement of a runtime's
+// engines (topology.hpp): all of mrengine's hwloc code.
 #include "config.h"
 
 #include "topology.hpp"
@@ -6,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "engine.hpp"
+#include "fatal.hpp"
 
 namespace mr::engine::topo {
 
@@ -99,8 +100,6 @@ hwloc_obj_t pu_obj(hwloc_topology_t t, int pu) {
 
 }  // namespace
 
-int tier_between(hwloc_topology_t t, int a, int b) { return tier_of(t, pu_obj(t, a), pu_obj(t, b)); }
-
 std::vector<Order> steal_orders(hwloc_topology_t t, const std::vector<int> &pu) {
   std::size_t n = pu.size();
   std::vector<hwloc_obj_t> obj(n);  // looked up once: the lookup by OS index is a scan
@@ -154,6 +153,76 @@ bool bind_thread(hwloc_topology_t t, int pu, std::string *why) {
   if (set) hwloc_bitmap_free(set);
   if (now) hwloc_bitmap_free(now);
   return ok;
+}
+
+namespace {
+
+// The PUs the process may run on: its binding within the topology's allowed set (the whole
+// allowed set if the binding cannot be read). Returns a new bitmap or nullptr.
+hwloc_bitmap_t process_cpuset(hwloc_topology_t topo) {
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (!set) return nullptr;
+  if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+    hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+  if (hwloc_bitmap_iszero(set)) hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+  return set;
+}
+
+}  // namespace
+
+int allowed_pus() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return 1;
+  int n = 1;
+  if (hwloc_topology_load(topo) == 0) {
+    if (hwloc_bitmap_t set = process_cpuset(topo)) {
+      int w = hwloc_bitmap_weight(set);
+      if (w > 0) n = w;
+      hwloc_bitmap_free(set);
+    }
+  }
+  hwloc_topology_destroy(topo);
+  return n;
+}
+
+void place(Placement *out, int engines, Pinning mode, bool quiet) {
+  out->plan.assign(static_cast<std::size_t>(engines), -1);
+  if (mode != Pinning::NONE) {
+    if (hwloc_topology_init(&out->topo) != 0) {
+      out->topo = nullptr;
+    } else if (hwloc_topology_load(out->topo) != 0) {
+      hwloc_topology_destroy(out->topo);
+      out->topo = nullptr;
+    }
+    if (!out->topo) {
+      warning(quiet, "cannot read the machine's topology (hwloc); engines run unpinned");
+    } else {
+      hwloc_bitmap_t allowed = process_cpuset(out->topo);
+      std::string why;
+      out->plan = plan_pinning(out->topo, allowed, engines, mode, &why);
+      if (allowed) hwloc_bitmap_free(allowed);
+      if (!why.empty()) warning(quiet, "%s", why.c_str());
+      out->saved_binding = hwloc_bitmap_alloc();
+      if (out->saved_binding &&
+          hwloc_get_cpubind(out->topo, out->saved_binding, HWLOC_CPUBIND_THREAD) != 0) {
+        hwloc_bitmap_free(out->saved_binding);
+        out->saved_binding = nullptr;
+      }
+    }
+  }
+  out->orders = steal_orders(out->topo, out->plan);
+  out->any = any_order(engines);
+}
+
+void restore_binding(const Placement &p) {
+  if (p.saved_binding) (void)hwloc_set_cpubind(p.topo, p.saved_binding, HWLOC_CPUBIND_THREAD);
+}
+
+void release(Placement *p) {
+  if (p->saved_binding) hwloc_bitmap_free(p->saved_binding);
+  if (p->topo) hwloc_topology_destroy(p->topo);
+  p->saved_binding = nullptr;
+  p->topo = nullptr;
 }
 
 }  // namespace mr::engine::topo

@@ -1,7 +1,8 @@
 // topology.hpp: where engines run and in which order they look at each other (hwloc).
 //
-// Everything here is a pure computation on an hwloc topology, so that tests can run it on
-// synthetic topologies (hwloc_topology_set_synthetic) that this machine does not have. The rules
+// The plans and orders are pure computations on an hwloc topology, so that tests can run them on
+// synthetic topologies (hwloc_topology_set_synthetic) that this machine does not have; place()
+// applies them to the machine's own topology for MR_init. The rules
 // are in doc/design.md, "Topology"; in short:
 //   pinning  --thread-pinning=cores spreads engines over distinct cores before it uses a second
 //            PU of any core; =pus packs them onto consecutive PUs (SMT siblings together). Both
@@ -19,11 +20,9 @@
 #include <string>
 #include <vector>
 
-namespace mr::engine {
+#include "params.hpp"
 
-enum class Pinning;
-
-namespace topo {
+namespace mr::engine::topo {
 
 inline constexpr int kTiers = 3;
 
@@ -32,9 +31,6 @@ inline constexpr int kTiers = 3;
 // `allowed` is the cpuset the process may run on; nullptr means the topology's allowed set.
 std::vector<int> plan_pinning(hwloc_topology_t t, hwloc_const_cpuset_t allowed, int engines,
                               Pinning mode, std::string *warning);
-
-// The tier (0..kTiers-1) of PU b as seen from PU a; kTiers-1 if either is -1.
-int tier_between(hwloc_topology_t t, int pu_a, int pu_b);
 
 // The order in which an engine tries the others as victims (and as engines to wake).
 struct Order {
@@ -74,7 +70,30 @@ int latest_sleeper(const Order &o, int begin, int end, std::uint64_t below, Slee
 // or false with the reason in *why. Any thread.
 bool bind_thread(hwloc_topology_t t, int pu, std::string *why);
 
-}  // namespace topo
-}  // namespace mr::engine
+// The number of processing units this process may run on (at least 1). Any thread.
+int allowed_pus();
+
+// Where the engines of one runtime run and whom each robs.
+struct Placement {
+  hwloc_topology_t topo = nullptr;         // loaded only when engines are pinned (and readable)
+  hwloc_bitmap_t saved_binding = nullptr;  // the planning thread's binding before it was pinned
+  std::vector<int> plan;                   // the PU each engine is to be bound to, or -1
+  std::vector<Order> orders;               // each engine's victims, tier by tier
+  Order any;                               // the order of threads that are not engines
+};
+
+// Plan `engines` engines for `mode`: load the topology if pinning, and warn (unless `quiet`)
+// and leave them unpinned when it cannot be read or the plan cannot be made. Called by MR_init's
+// thread, which becomes engine 0. Throws std::bad_alloc.
+void place(Placement *out, int engines, Pinning mode, bool quiet);
+
+// Bind the calling thread back to the binding it had before place(), if it was saved. Called by
+// engine 0's thread at shutdown.
+void restore_binding(const Placement &p);
+
+// Free what place() loaded. Any thread, once no engine uses it.
+void release(Placement *p);
+
+}  // namespace mr::engine::topo
 
 #endif

@@ -34,6 +34,7 @@ class WsDeque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);  // owner's own field
     std::int64_t t0 = top_.load(std::memory_order_acquire);    // pairs with a thief's CAS
     Array *a = array_.load(std::memory_order_relaxed);         // only the owner stores it
+    MR_DASSERT(b >= t0, "deque: top passed bottom outside a pop");
     if (__builtin_expect(b - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, b);
     a->put(b, t);
     // store-release: the slot's words (and whatever the pusher wrote before, such as the
@@ -53,6 +54,7 @@ class WsDeque {
     // must not both miss each other for the last element).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_relaxed);
+    MR_DASSERT(t <= b + 1, "deque: top more than one past the popped bottom");
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return false;
@@ -86,13 +88,13 @@ class WsDeque {
     return Steal::TAKEN;
   }
 
-  // An estimate of the number of sparks, for the idle loop's last look and for statistics.
-  // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
   // The addresses of the two indices, for the frozen MR_EngineView that generated code reads
   // with libatomic_ops (AO_load) to estimate the length without a call.
   const void *top_address() const { return &top_; }
   const void *bottom_address() const { return &bottom_; }
 
+  // An estimate of the number of sparks, for the idle loop's last look and for statistics.
+  // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
   std::int64_t size_estimate() const {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_relaxed);

@@ -12,10 +12,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/topology.hpp"
 #include "runtime/options.hpp"
 
 // make_params (not fuzzed, but in the same file) needs these; the parser never calls them.
-int mr::engine::allowed_pus() { std::abort(); }
+int mr::engine::topo::allowed_pus() { std::abort(); }
 extern "C" void MR_config_default(MR_Config *) { std::abort(); }
 
 namespace {

@@ -6,8 +6,14 @@
 #include <new>
 #include <string>
 
+#include "engine/blocking.hpp"
 #include "engine/engine.hpp"
 #include "engine/fatal.hpp"
+#include "engine/future.hpp"
+#include "engine/join.hpp"
+#include "engine/lifecycle.hpp"
+#include "engine/loop_control.hpp"
+#include "engine/stats.hpp"
 #include "mrengine.h"
 #include "options.hpp"
 
@@ -27,11 +33,8 @@ mr::engine::Join *join_of(MR_SyncTerm *st) {
 
 mr::engine::Future *future_of(MR_Future *f) { return reinterpret_cast<mr::engine::Future *>(f); }
 
-static_assert(sizeof(mr::engine::Future) <= sizeof(MR_Future), "MR_Future too small");
-static_assert(alignof(mr::engine::Future) <= alignof(MR_Future), "MR_Future alignment too small");
-
 // Is the caller running in a context (on an engine)?
-bool in_context() { return mr::engine::running() && mr::engine::current() != nullptr; }
+bool in_context() { return mr::engine::running() && mr::engine::this_engine() != nullptr; }
 
 }  // namespace
 
@@ -112,7 +115,7 @@ MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report) {
   return mr::engine::stop_now(report);
 }
 
-MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::current()); }
+MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::this_engine()); }
 
 MR_EXTERN int MR_num_engines(void) { return mr::engine::num_engines(); }
 

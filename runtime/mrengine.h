@@ -296,34 +296,53 @@ MR_EXTERN void MR_blocking_end(void);
 
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
-/* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
- * exact figures. More fields may be added at the end. */
-typedef struct MR_EngineStats {
-  size_t size;                 /* set by the caller to sizeof(MR_EngineStats) */
-  uint64_t sparks_pushed;      /* sparks this engine pushed on its deque */
-  uint64_t sparks_run_local;   /* sparks this engine popped from its own deque and ran */
-  uint64_t sparks_stolen;      /* sparks this engine stole from another engine and ran */
-  uint64_t steal_attempts;     /* steal calls on another engine's deque */
-  uint64_t steal_failures;     /* ... that took nothing */
-  uint64_t sleeps;             /* times the engine waited on its semaphore */
-  uint64_t wakeups[4];         /* notifications received, by MR_NOTIFY_* kind */
-  uint64_t spurious_wakeups;   /* woken (work-steal advice or poll) and found no work */
-  uint64_t notifications_sent; /* notifications this engine delivered to others */
-  uint64_t notifications_dropped; /* notifications it tried to send that the table drops */
-  uint64_t contexts_created;   /* contexts (stacks) this engine had to create */
-  uint64_t contexts_reused;    /* contexts it took from a free cache */
-  uint64_t contexts_suspended; /* contexts that suspended on this engine */
-  uint64_t contexts_resumed;   /* suspended contexts resumed on this engine */
-  uint64_t sparks_injected;    /* sparks submitted by threads that are not engines, run here */
-  uint64_t blocking_offloaded; /* blocking regions begun here whose context moved to a backup */
-  uint64_t blocking_inline;    /* ... that ran in place (no backup thread to be had) */
-} MR_EngineStats;
+/* Notification kinds, the index into MR_EngineStats.wakeups: XX(name, value, column), where the
+ * column names the kind's count in the statistics table ("w:" and the column). */
+#define MR_NOTIFY_MAP(XX)                                                                      \
+  XX(CONTEXT, 0, "ctx")            /* a context handed to a sleeping engine */                 \
+  XX(CONTEXT_ADVICE, 1, "adv")     /* a context was queued for the engine: look at the queue */ \
+  XX(WORKSTEAL_ADVICE, 2, "steal") /* work to steal, with a searching unit to steal with */    \
+  XX(SHUTDOWN, 3, "shut")          /* the runtime stops */
 
-/* Notification kinds (the index into MR_EngineStats.wakeups). */
-#define MR_NOTIFY_CONTEXT 0
-#define MR_NOTIFY_CONTEXT_ADVICE 1
-#define MR_NOTIFY_WORKSTEAL_ADVICE 2
-#define MR_NOTIFY_SHUTDOWN 3
+enum {
+#define MR_NOTIFY_ENUM_(name, value, column) MR_NOTIFY_##name = (value),
+  MR_NOTIFY_MAP(MR_NOTIFY_ENUM_)
+#undef MR_NOTIFY_ENUM_
+  MR_NOTIFY_KINDS = 4
+};
+
+/* The per-engine counters, in one list: MR_EngineStats below, the library's own counters and the
+ * columns of the statistics table are all made from it, in this order. XX(field, column) is one
+ * counter; XW(field, column) is one counter per notification kind (MR_NOTIFY_*). */
+#define MR_ENGINE_STATS_MAP(XX, XW)                                                            \
+  XX(sparks_pushed, "pushed")        /* sparks this engine pushed on its deque */              \
+  XX(sparks_run_local, "local")      /* sparks it popped from its own deque and ran */         \
+  XX(sparks_stolen, "stolen")        /* sparks it stole from another engine and ran */         \
+  XX(steal_attempts, "steals")       /* steal calls on another engine's deque */               \
+  XX(steal_failures, "failed")       /* ... that took nothing */                               \
+  XX(sleeps, "sleeps")               /* times the engine waited on its semaphore */            \
+  XW(wakeups, "w:")                  /* notifications received, by MR_NOTIFY_* kind */         \
+  XX(spurious_wakeups, "spurious")   /* woken (work-steal advice or poll), found no work */    \
+  XX(notifications_sent, "sent")     /* notifications this engine delivered to others */       \
+  XX(notifications_dropped, "dropped") /* notifications it tried to send that the table drops */ \
+  XX(contexts_created, "created")    /* contexts (stacks) this engine had to create */         \
+  XX(contexts_reused, "reused")      /* contexts it took from a free cache */                  \
+  XX(contexts_suspended, "suspend")  /* contexts that suspended on this engine */              \
+  XX(contexts_resumed, "resume")     /* suspended contexts resumed on this engine */           \
+  XX(sparks_injected, "inject")      /* sparks from threads that are not engines, run here */  \
+  XX(blocking_offloaded, "offload")  /* blocking regions begun here that moved to a backup */  \
+  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */
+
+/* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
+ * exact figures. More fields may be added at the end (of MR_ENGINE_STATS_MAP). */
+typedef struct MR_EngineStats {
+  size_t size; /* set by the caller to sizeof(MR_EngineStats) */
+#define MR_STATS_FIELD_(field, column) uint64_t field;
+#define MR_STATS_KINDS_(field, column) uint64_t field[MR_NOTIFY_KINDS];
+  MR_ENGINE_STATS_MAP(MR_STATS_FIELD_, MR_STATS_KINDS_)
+#undef MR_STATS_FIELD_
+#undef MR_STATS_KINDS_
+} MR_EngineStats;
 
 /* Copy engine `engine`'s counters into *out (out->size bytes at most). Any thread while the
  * runtime runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (out NULL or out->size too

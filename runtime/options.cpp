@@ -8,6 +8,8 @@
 
 #include "options.hpp"
 
+#include "engine/topology.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -212,7 +214,7 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
            std::to_string(kMaxEngines) + ")";
     return MR_EINVAL;
   }
-  p->engines = c.engines == 0 ? engine::allowed_pus() : c.engines;
+  p->engines = c.engines == 0 ? engine::topo::allowed_pus() : c.engines;
   if (c.spin_rounds < 0) {
     *err = "MR_Config.spin_rounds is " + std::to_string(c.spin_rounds) + " (expected >= 0)";
     return MR_EINVAL;

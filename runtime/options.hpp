@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/engine.hpp"
+#include "engine/params.hpp"
 #include "mrengine.h"
 
 namespace mr::runtime {

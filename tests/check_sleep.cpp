@@ -97,7 +97,7 @@ START_TEST(test_census_claims_only_for_sleepers_without_searcher) {
   ck_assert(c.try_claim_searcher());
   ck_assert_uint_eq(Census::searching(c.load()), 1);
   ck_assert(!c.try_claim_searcher());  // one searcher in flight is enough
-  c.release_searcher();
+  c.remove_searcher();
   c.remove_sleeper();
   ck_assert_uint_eq(c.load(), 0);
 }
@@ -105,7 +105,7 @@ END_TEST
 
 START_TEST(test_census_underflow_stops) {
   Census c;
-  c.release_searcher();  // nobody held a unit: must abort with a message
+  c.remove_searcher();  // nobody held a unit: must abort with a message
 }
 END_TEST
 

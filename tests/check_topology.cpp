@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.hpp"
+#include "engine/params.hpp"
 #include "engine/topology.hpp"
 #include "testutil.h"
 

@@ -1,0 +1,420 @@
+// idle.cpp: the scheduler loop and the idle loop (idle.hpp). Everything here runs on one
+// engine's own thread and shares that engine's owner-only fields (holds_search_unit,
+// woken_for_work, advised_victim, spin_budget, search_advised, steal_offset).
+//
+// The idle loop (find_work), in order: the engine's bound queue and the shared run queue, then its
+// own deque, then the injector, then (CAS IDLE->STEALING) bounded steal rounds, then (CAS
+// STEALING->SLEEPING) a last look at all work after announcing itself as a sleeper, then the
+// semaphore.
+#include "config.h"
+
+#include "idle.hpp"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
+
+#include "cache.hpp"
+#include "fatal.hpp"
+#include "switch.hpp"
+#include "wake.hpp"
+
+namespace mr::engine {
+
+namespace {
+
+// What the idle loop does after handling a notification or a sleep.
+enum class Next { RUN, LOOK, LOOK_FROM_WORKING, EXIT };
+
+// The engine's own plain store-release of transition from->to: out of a state no notifier
+// writes (WORKING, NOTIFIED), or with its own wake lock held. The pair is checked against the
+// table at compile time, and that the engine is really in `from` in the debug build.
+template <State from, State to>
+void engine_store(SleepSync &s) {
+  static_assert(is_transition(from, to), "not a transition of kTransitions");
+  MR_DASSERT(s.state.load(std::memory_order_relaxed) == from,
+             "an engine left a state it was not in");
+  s.state.store(to, std::memory_order_release);
+}
+
+// The engine's own CAS from->to (it must not overwrite a notifier's BUSY or NOTIFIED): acq_rel;
+// on failure acquire, pairing with the notifier's store, and *seen holds the state found.
+template <State from, State to>
+bool engine_cas(SleepSync &s, State *seen) {
+  static_assert(is_transition(from, to), "not a transition of kTransitions");
+  State expected = from;
+  bool ok = s.state.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
+                                            std::memory_order_acquire);
+  *seen = expected;
+  return ok;
+}
+
+// Called only by engine e: give back its searching unit if it holds one.
+void stop_searching(Engine *e) {
+  if (!e->holds_search_unit) return;
+  e->holds_search_unit = false;
+  give_back_unit(e->id);
+}
+
+// Called only by engine e: a notifier holds BUSY with e's wake lock; wait for it to finish by
+// taking the lock (a blocking wait, not a spin on BUSY).
+void wait_out_busy(Engine *e) {
+  pthread_mutex_lock(&e->sleep.wake_lock);
+  pthread_mutex_unlock(&e->sleep.wake_lock);
+}
+
+// Called only by engine e, in IDLE or STEALING, with work in hand: move to WORKING by CAS.
+// A notification that arrived meanwhile can only be advice or SHUTDOWN (CONTEXT and work-steal
+// advice go to sleepers only): it is absorbed, since a WORKING engine re-checks its queues and
+// the shutdown flag at its next working->idle.
+void leave_idle(Engine *e) {
+  SleepSync &s = e->sleep;
+  // acquire: pairs with a notifier's release store of NOTIFIED.
+  State cur = s.state.load(std::memory_order_acquire);
+  for (;;) {
+    if (cur == State::IDLE) {
+      if (engine_cas<State::IDLE, State::WORKING>(s, &cur)) return;
+    } else if (cur == State::STEALING) {
+      if (engine_cas<State::STEALING, State::WORKING>(s, &cur)) return;
+    } else if (cur == State::BUSY) {
+      wait_out_busy(e);
+      cur = s.state.load(std::memory_order_acquire);
+    } else {
+      MR_CHECK(cur == State::NOTIFIED, "engine left idle from an impossible state");
+      MR_CHECK(s.action == Action::CONTEXT_ADVICE || s.action == Action::SHUTDOWN,
+               "a sleeper's notification reached an engine that was not asleep");
+      bump(e->stats.wakeups[static_cast<int>(s.action)]);
+      engine_store<State::NOTIFIED, State::WORKING>(s);
+      return;
+    }
+  }
+}
+
+// Called only by engine e, now WORKING: it found work, so it stops counting as a searcher.
+void after_found_work(Engine *e, const Engine *victim) {
+  e->woken_for_work = false;
+  e->search_advised = false;  // the advice is used up, however the work was found
+  if (!e->holds_search_unit) return;
+  e->holds_search_unit = false;
+  // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
+  if (victim && victim->deque.size_estimate() > 0 &&
+      Census::sleeping(g_rt->census.load()) != 0 && wake_one_with_unit(victim->id))
+    return;
+  give_back_unit(e->id);
+}
+
+// Called only by engine e, in IDLE or STEALING, with work in hand.
+void become_working(Engine *e, const Engine *victim) {
+  leave_idle(e);
+  after_found_work(e, victim);
+}
+
+// Called only by engine e: take a spark from the injector into *t.
+bool pop_injected(Engine *e, Task *t) {
+  Injected *n = g_rt->injector.pop();
+  if (!n) return false;
+  *t = n->task;
+  delete n;
+  bump(e->stats.sparks_injected);
+  return true;
+}
+
+// Called only by engine e: a context from the queues, or a spark from its own deque or the
+// injector. Foreign sparks wait until an engine runs out of its own.
+Context *take_local(Engine *e) {
+  if (Context *c = e->bound.pop()) return c;
+  if (Context *c = g_rt->shared.pop()) return c;
+  Task t;
+  if (e->deque.pop(t)) {
+    bump(e->stats.sparks_run_local);
+    return context_for_spark(e, t);
+  }
+  if (pop_injected(e, &t)) return context_for_spark(e, t);
+  return nullptr;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+// Called only by engine e in STEALING: one steal attempt on v; work (the engine WORKING) or
+// nullptr.
+Context *try_steal(Engine *e, Engine *v) {
+  Task t;
+  bump(e->stats.steal_attempts);
+  if (v->deque.steal(t) != WsDeque::Steal::TAKEN) {
+    bump(e->stats.steal_failures);
+    return nullptr;
+  }
+  bump(e->stats.sparks_stolen);
+  become_working(e, v);
+  return context_for_spark(e, t);
+}
+
+// Pause instructions between two steal rounds. With the default 32 rounds an engine that finds
+// nothing searches for about 9 us before it sleeps (a pause takes 29 ns on the AMD EPYC of
+// doc/performance.md): about what a sleep and a wake-up cost, which is all that spinning can
+// save. With 64 pauses (60 us) a job every millisecond cost 1.8x the CPU of a plain worker
+// thread (doc/performance.md, trickle load).
+constexpr int kRoundPauses = 8;
+
+// Called only by engine e in STEALING with a searching unit: up to `rounds` steal rounds (the
+// advised victim first, then tier by tier), then the queues and the injector, then kRoundPauses
+// pauses. Work (the engine WORKING), or nullptr when the rounds are spent, or when a
+// notification or the shutdown flag cut them short (*interrupted set).
+Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
+  const topo::Order &o = e->order;
+  for (int r = 0; r < rounds; r++) {
+    // The advised victim first, then tier by tier, each tier from a rotating offset.
+    if (int first = e->advised_victim; first >= 0) {
+      e->advised_victim = -1;
+      if (Context *c = try_steal(e, g_rt->engines[first])) return c;
+    }
+    for (int k = 0; k < topo::kTiers; k++) {
+      int b = o.tier_begin(k);
+      unsigned size = static_cast<unsigned>(o.tier_end[k] - b);
+      for (unsigned j = 0; j < size; j++) {
+        int v = o.victims[static_cast<std::size_t>(b) + (e->steal_offset + j) % size];
+        if (Context *c = try_steal(e, g_rt->engines[v])) return c;
+      }
+    }
+    e->steal_offset++;
+    if (queued_work_maybe(e)) {
+      if (Context *c = e->bound.pop(); c || (c = g_rt->shared.pop())) {
+        become_working(e, nullptr);
+        return c;
+      }
+      if (Task t; pop_injected(e, &t)) {
+        become_working(e, nullptr);
+        return context_for_spark(e, t);
+      }
+    }
+    // acquire: pairs with a notifier's release store of NOTIFIED.
+    if (e->sleep.state.load(std::memory_order_acquire) == State::NOTIFIED ||
+        g_rt->shutdown.load(std::memory_order_relaxed)) {
+      *interrupted = true;
+      return nullptr;
+    }
+    for (int i = 0; i < kRoundPauses; i++) cpu_relax();
+  }
+  return nullptr;
+}
+
+// Adaptive spinning. A search the engine starts on its own after running out of work is a bet
+// that work will appear: if it finds nothing in all its rounds, the engine's next such search
+// gets half as many (down to 1); if it finds work, the full --spin-rounds again. A search after
+// WORKSTEAL_ADVICE (search_advised) has been told that work is there: it always gets the full
+// rounds and does not count. (A polling build's time-out is no such news: its search is the
+// engine's own.) An engine fed one job at a time (a trickle) thus stops paying for a spin that
+// never pays off, while one whose spins find work keeps them. Called only by engine e.
+Context *steal_rounds(Engine *e) {
+  const int full = full_spin_rounds();
+  bool interrupted = false;
+  if (e->search_advised) {
+    e->search_advised = false;
+    return steal_rounds_of(e, full, &interrupted);
+  }
+  Context *c = steal_rounds_of(e, e->spin_budget, &interrupted);
+  if (c)
+    e->spin_budget = full;
+  else if (!interrupted)
+    e->spin_budget = e->spin_budget > 1 ? e->spin_budget / 2 : 1;
+  return c;
+}
+
+// Called only by engine e, having seen NOTIFIED (acquire).
+Next handle_notification(Engine *e, Context **run) {
+  SleepSync &s = e->sleep;
+  Action a = s.action;
+  void *d = s.data;
+  bump(e->stats.wakeups[static_cast<int>(a)]);
+  switch (a) {
+    case Action::CONTEXT:
+      *run = static_cast<Context *>(d);
+      engine_store<State::NOTIFIED, State::WORKING>(s);
+      after_found_work(e, nullptr);
+      return Next::RUN;
+    case Action::CONTEXT_ADVICE:
+      engine_store<State::NOTIFIED, State::IDLE>(s);
+      // seq_cst fence: proof P3, as after working->idle: a poster that queued a bound context
+      // and saw us NOTIFIED dropped its advice, so the queue look that follows must see it.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      stop_searching(e);
+      return Next::LOOK;
+    case Action::WORKSTEAL_ADVICE:
+      // Only ever delivered to a sleeper, together with a searching unit (Census).
+      MR_CHECK(!e->holds_search_unit, "work-steal advice to an engine that was searching");
+      engine_store<State::NOTIFIED, State::STEALING>(s);
+      e->holds_search_unit = true;
+      e->woken_for_work = true;
+      e->search_advised = true;
+      e->advised_victim = static_cast<int>(reinterpret_cast<std::intptr_t>(d));
+      if (e->advised_victim == e->id) e->advised_victim = -1;
+      return Next::LOOK;
+    case Action::SHUTDOWN:
+      return Next::EXIT;
+  }
+  return Next::LOOK;
+}
+
+// Called only by engine e, SLEEPING or NOTIFIED: under its own wake lock, if it is still
+// SLEEPING, give back its sleeping unit and go WORKING (true); otherwise a notifier won and its
+// post is on its way (false).
+bool leave_sleeping(Engine *e) {
+  SleepSync &s = e->sleep;
+  pthread_mutex_lock(&s.wake_lock);
+  // relaxed: under the wake lock nobody else moves the engine out of SLEEPING.
+  bool still = s.state.load(std::memory_order_relaxed) == State::SLEEPING;
+  if (still) {
+    g_rt->census.remove_sleeper();
+    engine_store<State::SLEEPING, State::WORKING>(s);
+  }
+  pthread_mutex_unlock(&s.wake_lock);
+  return still;
+}
+
+// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way).
+// Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when a polling wait timed out.
+Next wait_for_wake(Engine *e) {
+  SleepSync &s = e->sleep;
+  bump(e->stats.sleeps);
+#ifdef MR_WORKSTEAL_POLLING
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) +
+                     static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u;
+  deadline.tv_sec += static_cast<time_t>(ns / 1000000000u);
+  deadline.tv_nsec = static_cast<long>(ns % 1000000000u);
+  for (;;) {
+    if (sem_clockwait(&s.sem, CLOCK_MONOTONIC, &deadline) == 0) return Next::LOOK;
+    if (errno == EINTR) continue;
+    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
+    // Timed out: leave SLEEPING ourselves, unless a notifier got there first.
+    if (leave_sleeping(e)) {
+      e->woken_for_work = true;
+      return Next::LOOK_FROM_WORKING;
+    }
+    break;  // NOTIFIED: its post is on its way
+  }
+#endif
+  sem_wait_posted(&s.sem);
+  return Next::LOOK;
+}
+
+// Called only by engine e in STEALING, having found nothing.
+Next fall_asleep(Engine *e) {
+  SleepSync &s = e->sleep;
+  // Under our own wake lock, so that no waker sees SLEEPING before the census counts us as a
+  // sleeper (a waker removes that unit under the same lock). The CAS fails only on NOTIFIED (a
+  // CAS notifier, which does not take the lock), which must not be overwritten.
+  pthread_mutex_lock(&s.wake_lock);
+  State seen;
+  if (!engine_cas<State::STEALING, State::SLEEPING>(s, &seen)) {
+    pthread_mutex_unlock(&s.wake_lock);
+    return Next::LOOK;
+  }
+  g_rt->census.searcher_to_sleeper();
+  e->sleep_stamp.store(g_rt->sleep_clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
+  pthread_mutex_unlock(&s.wake_lock);
+  e->holds_search_unit = false;
+  if (e->woken_for_work) {
+    bump(e->stats.spurious_wakeups);
+    e->woken_for_work = false;
+  }
+  // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if ((g_rt->shutdown.load(std::memory_order_relaxed) || work_visible(e)) && leave_sleeping(e))
+    return Next::LOOK_FROM_WORKING;
+  return wait_for_wake(e);  // asleep, or a notifier won: consume its post
+}
+
+// Called only by engine e's scheduler, in WORKING. Returns the next context to run (the engine
+// WORKING) or nullptr when the runtime shuts down.
+Context *find_work(Engine *e) {
+  SleepSync &s = e->sleep;
+  // A lazy engine's thread starts SLEEPING with its first notification already delivered.
+  bool asleep = e->start_asleep;
+  e->start_asleep = false;
+  if (asleep) MR_CHECK(wait_for_wake(e) == Next::LOOK, "a lazy engine started without a wake-up");
+  for (;;) {
+    if (!asleep) {
+      engine_store<State::WORKING, State::IDLE>(s);
+      // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    asleep = false;
+    bool leaving = false;  // SHUTDOWN received or the shutdown flag seen
+    for (;;) {
+      // acquire: pairs with a notifier's release store of NOTIFIED.
+      State now = s.state.load(std::memory_order_acquire);
+      if (now == State::BUSY) {
+        wait_out_busy(e);
+        continue;
+      }
+      if (now == State::NOTIFIED) {
+        Context *c = nullptr;
+        Next n = handle_notification(e, &c);
+        if (n == Next::RUN) return c;
+        if (n == Next::EXIT) {
+          leaving = true;
+          break;
+        }
+      }
+      if (g_rt->shutdown.load(std::memory_order_acquire)) {
+        leaving = true;
+        break;
+      }
+      if (Context *c = take_local(e)) {
+        become_working(e, nullptr);
+        return c;
+      }
+      State cur = s.state.load(std::memory_order_acquire);
+      if (cur != State::IDLE && !e->holds_search_unit) continue;  // notified meanwhile
+      if (cur == State::IDLE) {
+        // Fails only on BUSY or NOTIFIED: the loop top waits it out or handles it.
+        if (!engine_cas<State::IDLE, State::STEALING>(s, &cur)) continue;
+        g_rt->census.add_searcher();
+        e->holds_search_unit = true;
+      }
+      MR_CHECK(e->holds_search_unit, "an engine is stealing without a searching unit");
+      if (g_rt->n > 1) {
+        if (Context *c = steal_rounds(e)) return c;
+      } else if (queued_work_maybe(e)) {
+        continue;
+      }
+      if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) continue;
+      Next n = fall_asleep(e);
+      if (n == Next::LOOK_FROM_WORKING) break;  // back to the outer loop: idle again
+    }
+    if (leaving) {
+      stop_searching(e);
+      return nullptr;
+    }
+    // else LOOK_FROM_WORKING: start again from working->idle
+  }
+}
+
+}  // namespace
+
+int full_spin_rounds() { return g_rt->p.spin_rounds < 1 ? 1 : g_rt->p.spin_rounds; }
+
+void scheduler(Engine *e) {
+  for (;;) {
+    Context *c = e->next_ctx;
+    if (c) {
+      e->next_ctx = nullptr;
+    } else {
+      c = find_work(e);
+      if (!c) return;
+    }
+    run_context(e, c);
+  }
+}
+
+}  // namespace mr::engine

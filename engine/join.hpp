@@ -1,0 +1,35 @@
+// join.hpp: parallel conjunctions (fork a spark, join it: J1 in doc/design.md), spawned contexts
+// and the body every context runs.
+#ifndef MR_ENGINE_JOIN_HPP
+#define MR_ENGINE_JOIN_HPP
+
+#include "engine.hpp"
+
+namespace mr::engine {
+
+// Push a spark for `j` on the calling engine's deque and run the post-work check (P1); from a
+// thread that is not an engine, into the injector. Any thread while running; stops the process
+// otherwise.
+void fork(Join *j, MR_TaskFn fn, void *env);
+
+// The parent's join (J1): run own sparks inline while they are local, else suspend until the
+// last child resumes this context; a thread that is not an engine blocks. Called only by the
+// code that initialised j.
+void join_wait(Join *j);
+
+// The parent's own arrival at j, after which it waits for the last child (J1 step 3): the context
+// running on e suspends, or with e == nullptr the calling thread blocks.
+void suspend_on_join(Engine *e, Join *j);
+
+// A new context running fn(arg), unbound (engine -1) or bound to `engine`, counted in the spawn
+// join that MR_shutdown waits on. Any thread while running. Returns 0, MR_ENOMEM or
+// MR_ESHUTDOWN.
+int spawn(MR_TaskFn fn, void *arg, int engine);
+
+// The body of every context but the primordial (Runtime::context_body): run its task, arrive at
+// the task's join, take the next task; never returns.
+void context_body(Context *self);
+
+}  // namespace mr::engine
+
+#endif

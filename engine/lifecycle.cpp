@@ -1,0 +1,289 @@
+// lifecycle.cpp: start, the engine threads, and the two shutdowns (lifecycle.hpp).
+#include "config.h"
+
+#include "lifecycle.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+
+#include <boost/context/fiber.hpp>
+
+#include <new>
+
+#include "blocking.hpp"
+#include "cache.hpp"
+#include "engine.hpp"
+#include "fatal.hpp"
+#include "idle.hpp"
+#include "join.hpp"
+
+namespace mr::engine {
+
+namespace bctx = boost::context;
+
+namespace {
+
+// Called only by engine e's own thread: bind it to its planned PU, or warn and stay unpinned.
+void pin_self(Engine *e) {
+  if (e->planned_pu < 0 || !g_rt->place.topo) return;
+  std::string why;
+  if (topo::bind_thread(g_rt->place.topo, e->planned_pu, &why))
+    e->pu.store(e->planned_pu, std::memory_order_release);
+  else
+    warning(g_rt->p.quiet, "cannot bind engine %d to processing unit %d: %s; it runs unpinned",
+            e->id, e->planned_pu, why.c_str());
+}
+
+// The thread of engines 1..N-1 (Runtime::engine_thread).
+void *engine_main(void *arg) {
+  auto *e = static_cast<Engine *>(arg);
+  san::init_thread(e->sched_san);  // the scheduler runs on the thread's own stack
+  (void)overflow::altstack_on(e->altstack);
+  set_current(e);
+  pin_self(e);
+  if (!e->start_asleep) sem_post(&g_rt->started);  // MR_init waits only for engines it started
+  scheduler(e);
+  set_current(nullptr);
+  overflow::altstack_off(e->altstack);
+  return nullptr;
+}
+
+// Free the runtime's records (and the cached contexts); g_rt is nullptr after. Any state of a
+// partly built runtime, with no engine thread running.
+void destroy_runtime() {
+  destroy_cached_contexts();
+  for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
+  delete[] g_rt->engines;
+  topo::release(&g_rt->place);
+  if (g_rt->started_init) sem_destroy(&g_rt->started);
+  delete g_rt;
+  g_rt = nullptr;
+}
+
+// Any thread: the shutdown notification to every engine but engine 0 (P4).
+void notify_shutdown() {
+  for (int i = 1; i < g_rt->n; i++)
+    (void)try_notify_engine(g_rt->engines[i]->sleep, g_rt->census, Action::SHUTDOWN, nullptr);
+}
+
+// Make sure no lazy engine that never started ever will, and give back the census units it holds
+// (its sleeping unit, or the searching unit a waker handed it with a notification it never
+// read). The other engines' threads are then all known: wait for any that a waker is creating
+// right now. Called only after the shutdown flag is set.
+void retire_lazy_engines() {
+  for (int i = 1; g_rt->p.lazy_engines && i < g_rt->n; i++) {
+    Engine *x = g_rt->engines[i];
+    if (x->start_claimed.exchange(true, std::memory_order_acq_rel)) {
+      // A waker claimed it: its pthread_create is done or about to be (or it stops the process).
+      while (!x->thread_started.load(std::memory_order_acquire)) sched_yield();
+      continue;
+    }
+    SleepSync &s = x->sleep;
+    pthread_mutex_lock(&s.wake_lock);
+    State st = s.state.load(std::memory_order_acquire);
+    if (st == State::SLEEPING) {
+      g_rt->census.remove_sleeper();
+    } else {
+      MR_CHECK(st == State::NOTIFIED, "a lazy engine that never started left SLEEPING");
+      MR_CHECK(s.action != Action::CONTEXT, "a context was handed to a lazy engine at shutdown");
+      if (s.action == Action::WORKSTEAL_ADVICE) (void)g_rt->census.remove_searcher();
+    }
+    // Never SLEEPING again: later notifiers find it WORKING and latch or refuse. (Not a
+    // transition of the engine's: the engine never existed.)
+    s.state.store(State::WORKING, std::memory_order_release);
+    pthread_mutex_unlock(&s.wake_lock);
+  }
+}
+
+// Stop every engine thread but the caller's (engine 0's): the shutdown flag and notifications
+// (P4), the lazy engines that never started, then join the threads that did.
+void stop_engine_threads() {
+  // seq_cst store + fence: proof P4 (the flag, then each engine's state).
+  g_rt->shutdown.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  retire_lazy_engines();
+  notify_shutdown();
+  for (int i = 1; i < g_rt->n; i++) {
+    Engine *x = g_rt->engines[i];
+    // acquire: pairs with the creator's release store after pthread_create wrote x->thread.
+    if (x->thread_started.load(std::memory_order_acquire)) pthread_join(x->thread, nullptr);
+  }
+}
+
+// Debug build: at the end of MR_shutdown every spark pushed was run (popped or stolen), every
+// suspension was resumed, and no spark is left. The counters and the deques are quiescent.
+void check_drained() {
+#ifdef MR_DEBUG
+  std::uint64_t pushed = 0, run = 0, suspended = 0, resumed = 0;
+  for (int i = 0; i < g_rt->n; i++) {
+    const Counters &c = g_rt->engines[i]->stats;
+    pushed += c.sparks_pushed.load(std::memory_order_relaxed);
+    run += c.sparks_run_local.load(std::memory_order_relaxed) +
+           c.sparks_stolen.load(std::memory_order_relaxed);
+    suspended += c.contexts_suspended.load(std::memory_order_relaxed);
+    resumed += c.contexts_resumed.load(std::memory_order_relaxed);
+    MR_CHECK(g_rt->engines[i]->deque.size_estimate() == 0, "a spark left on a deque at shutdown");
+  }
+  MR_CHECK(pushed == run, "counters: sparks pushed != sparks run at shutdown");
+  MR_CHECK(suspended == resumed, "counters: contexts suspended != resumed at shutdown");
+  MR_CHECK(!g_rt->injector.maybe_nonempty(), "an injected spark left at shutdown");
+#endif
+}
+
+// Engine 0's thread leaves the runtime and everything is freed, once no other engine runs:
+// engine 0's scheduler fiber is suspended in run_context (or never started), holding nothing, so
+// it is forgotten. The sparks and contexts nobody will run are counted into *dropped (if not
+// null): every context still alive once the caches are freed is queued or waiting.
+void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
+  overflow::altstack_off(e0->altstack);
+  overflow::uninstall();
+  fiber_forget(e0->sched, e0->sched_stack, e0->sched_san);
+  topo::restore_binding(g_rt->place);
+  std::uint64_t w = g_rt->census.load();
+  MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
+           "census not zero after shutdown (a searching or sleeping unit was lost)");
+  std::uint64_t sparks = 0;
+  for (int i = 0; i < g_rt->n; i++)
+    sparks += static_cast<std::uint64_t>(g_rt->engines[i]->deque.size_estimate());
+  while (Injected *n = g_rt->injector.pop()) {
+    delete n;
+    sparks++;
+  }
+  g_running.store(false, std::memory_order_release);
+  set_current(nullptr);
+  destroy_runtime();
+  std::size_t contexts = context_drop_all();
+  if (dropped) {
+    dropped->contexts_dropped = contexts;
+    dropped->sparks_dropped = sparks;
+  }
+}
+
+// The end of both shutdowns, on the primordial context (engine e = engine 0). `drained`: every
+// spawned context has finished (MR_shutdown).
+void finish_stop(Engine *e, MR_ShutdownReport *dropped, bool drained) {
+  stop_engine_threads();
+  // MR_shutdown: every context has finished, so every backup is idle or about to be.
+  // MR_shutdown_now: a backup's context may still be in its region; it is queued (and dropped)
+  // when the region ends, and the backup leaves after that.
+  stop_backups();
+  if (drained) check_drained();
+  if (g_rt->p.print_stats) print_stats(stderr);
+  free_runtime(e, dropped);
+}
+
+}  // namespace
+
+int start(const Params &p, std::string *err) {
+  g_rt = new (std::nothrow) Runtime;
+  if (!g_rt) return MR_ENOMEM;
+  g_rt->p = p;
+  g_rt->n = p.engines;
+  g_rt->context_body = context_body;
+  g_rt->engine_thread = engine_main;
+  g_rt->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
+  if (sem_init(&g_rt->started, 0, 0) != 0) {
+    destroy_runtime();
+    return MR_ENOMEM;
+  }
+  g_rt->started_init = true;
+  g_rt->engines = new (std::nothrow) Engine *[static_cast<std::size_t>(g_rt->n)]();
+  if (!g_rt->engines) {
+    destroy_runtime();
+    return MR_ENOMEM;
+  }
+  for (int i = 0; i < g_rt->n; i++) {
+    g_rt->engines[i] = new (std::nothrow) Engine(i);
+    if (!g_rt->engines[i]) {
+      destroy_runtime();
+      return MR_ENOMEM;
+    }
+    g_rt->engines[i]->spin_budget = full_spin_rounds();
+  }
+  Engine *e0 = g_rt->engines[0];
+  e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
+  g_rt->primordial.kind = ContextKind::PRIMORDIAL;
+  g_rt->primordial.bound = 0;
+  san::init_thread(g_rt->primordial.san);  // the caller's own stack
+  e0->current = &g_rt->primordial;
+  try {
+    topo::place(&g_rt->place, g_rt->n, p.pinning, p.quiet);
+    for (int i = 0; i < g_rt->n; i++) {
+      g_rt->engines[i]->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
+      g_rt->engines[i]->order = g_rt->place.orders[static_cast<std::size_t>(i)];
+    }
+    e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
+                            [e0](bctx::fiber &&from) {
+                              (void)from;
+                              scheduler(e0);
+                              fatal("engine 0's scheduler ended while the runtime runs");
+                              return bctx::fiber{};
+                            });
+    san::init_stack(e0->sched_san, e0->sched_stack);
+  } catch (const std::bad_alloc &) {
+    destroy_runtime();
+    if (err) *err = "out of memory while starting the runtime";
+    return MR_ENOMEM;
+  }
+  for (int i = 0; i < g_rt->n; i++) {
+    Engine *e = g_rt->engines[i];
+    e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
+    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
+    e->view.spark_threshold = static_cast<AO_t>(p.granularity_factor) * static_cast<AO_t>(g_rt->n);
+    e->view.version = MR_ENGINE_VIEW_VERSION;
+  }
+  set_current(e0);
+  pin_self(e0);
+  overflow::install(context_on_this_thread);
+  (void)overflow::altstack_on(e0->altstack);
+  if (p.lazy_engines) {
+    // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
+    // (wake.cpp). They count as sleepers, so the post-work check (P1) wakes them.
+    for (int i = 1; i < g_rt->n; i++) {
+      g_rt->engines[i]->start_asleep = true;
+      g_rt->engines[i]->sleep.state.store(State::SLEEPING, std::memory_order_relaxed);
+    }
+    g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
+  }
+  // store-release: publishes g_rt (and the lazy engines' states) to threads that test running().
+  g_running.store(true, std::memory_order_release);
+  int created = 1;
+  for (int i = 1; i < g_rt->n && !p.lazy_engines; i++) {
+    Engine *e = g_rt->engines[i];
+    int rc = pthread_create(&e->thread, nullptr, engine_main, e);
+    if (rc != 0) {
+      if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +
+                      std::to_string(g_rt->n);
+      stop_engine_threads();
+      free_runtime(e0, nullptr);
+      return MR_EAGAIN;
+    }
+    e->start_claimed.store(true, std::memory_order_relaxed);
+    e->thread_started.store(true, std::memory_order_release);
+    created++;
+  }
+  // MR_init returns once every engine is bound and running (so MR_engine_cpu is exact).
+  for (int i = 1; i < created; i++) sem_wait_posted(&g_rt->started);
+  return 0;
+}
+
+int stop() {
+  Engine *e = this_engine();
+  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  // Wait for every spawned context, and close the counter at zero so that no spawn can slip in
+  // after: the primordial always takes the suspend path (its decrement is the last or it is
+  // resumed by the last one).
+  suspend_on_join(e, &g_rt->spawned);
+  finish_stop(e, nullptr, true);
+  return 0;
+}
+
+int stop_now(MR_ShutdownReport *dropped) {
+  Engine *e = this_engine();
+  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  finish_stop(e, dropped, false);
+  return 0;
+}
+
+}  // namespace mr::engine

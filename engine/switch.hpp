@@ -1,0 +1,105 @@
+// switch.hpp: every switch between contexts, schedulers and backup threads, and the two ways to
+// wait until someone resumes the caller (suspend a context, or block a thread that is not an
+// engine).
+//
+// Every switch is a resume_with whose ontop function, running on the destination's stack, saves
+// the source's continuation and only then publishes the source (to a free cache, a join counter,
+// a queue): so nobody can resume a context that has not finished switching away (J1). Both
+// primitives name their destination to the sanitizers (sanitizer.hpp).
+#ifndef MR_ENGINE_SWITCH_HPP
+#define MR_ENGINE_SWITCH_HPP
+
+#include <semaphore.h>
+
+#include <boost/context/fiber.hpp>
+
+#include "engine.hpp"
+#include "fatal.hpp"
+
+namespace mr::engine {
+
+// Run context c from a stack that is not a context's (a scheduler, a backup thread's loop):
+// that stack's continuation goes into `slot` until c switches back to it.
+inline void resume_context(Context *c, san::Fiber &from, boost::context::fiber &slot) {
+  boost::context::fiber f = std::move(c->fiber);
+  san::leave(from, c->san);
+  (void)std::move(f).resume_with([c, &slot](boost::context::fiber &&back) {
+    san::arrive(c->san);
+    slot = std::move(back);
+    return boost::context::fiber{};
+  });
+}
+
+// Leave context self for the continuation `to` (whose stack is `to_san`): self is saved in
+// self->fiber, and only then does `publish` run, on the destination's stack (J1).
+template <class F>
+void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san, F publish) {
+  san::leave(self->san, to_san);
+  (void)std::move(to).resume_with([self, &to_san, publish](boost::context::fiber &&back) {
+    san::arrive(to_san);
+    self->fiber = std::move(back);
+    publish();
+    return boost::context::fiber{};
+  });
+}
+
+// Called only by engine e's scheduler: run c until something switches back to the scheduler.
+inline void run_context(Engine *e, Context *c) {
+  e->current = c;
+  if (c->suspended) {
+    c->suspended = false;
+    bump(e->stats.contexts_resumed);
+  }
+  resume_context(c, e->sched_san, e->sched);
+}
+
+// Called only by a context on engine e: switch to e's scheduler; `publish` runs on the
+// scheduler's stack after this context's continuation is saved in self->fiber.
+template <class F>
+void switch_to_scheduler(Engine *e, Context *self, F publish) {
+  e->current = nullptr;
+  leave_context(self, std::move(e->sched), e->sched_san, publish);
+}
+
+// Called only by the context running on engine e: suspend it until someone resumes it.
+// `publish(self)` runs on the scheduler's stack once self is saved, so it may make self findable
+// by whoever will resume it (J1); if it returns true instead, self is run again at once. Joins,
+// futures, loop control and blocking regions all suspend through here.
+template <class F>
+void suspend_self(Engine *e, const char *what, F publish) {
+  Context *self = e->current;
+  MR_CHECK(self != nullptr, what);
+  self->suspended = true;
+  bump(e->stats.contexts_suspended);
+  switch_to_scheduler(e, self, [e, self, &publish] {
+    if (publish(self)) e->next_ctx = self;  // run_context counts the resumption
+  });
+}
+
+// The same for a thread that is not an engine: it waits as a FOREIGN record on its own stack,
+// which `publish` makes findable; `schedule` of the record posts the thread's semaphore.
+template <class F>
+void block_foreign(F publish) {
+  sem_t sem;
+  sem_init(&sem, 0, 0);
+  Context self;
+  self.kind = ContextKind::FOREIGN;
+  self.wake = &sem;
+  if (!publish(&self)) sem_wait_posted(&sem);
+  // The post came after whatever made the wait end, and sem_wait synchronises with it.
+  sem_destroy(&sem);
+}
+
+// Wait until whoever `publish(self)` hands self to resumes it: the context running on engine e
+// suspends, or, with e == nullptr, the calling thread blocks. Joins and futures wait here.
+template <class F>
+void wait_here(Engine *e, const char *what, F publish) {
+  if (e)
+    suspend_self(e, what, publish);
+  else
+    block_foreign(publish);
+}
+
+}  // namespace mr::engine
+
+#endif

@@ -1,0 +1,117 @@
+// wake.cpp: the poster's side of the sleep/notify protocol (wake.hpp).
+#include "config.h"
+
+#include "wake.hpp"
+
+#include <pthread.h>
+#include <semaphore.h>
+
+#include <cstring>
+
+#include "fatal.hpp"
+
+namespace mr::engine {
+
+bool work_visible(const Engine *self) {
+  for (int i = 0; i < g_rt->n; i++)
+    if (g_rt->engines[i]->deque.size_estimate() > 0) return true;
+  return queued_work_maybe(self);
+}
+
+namespace {
+
+// After a notification was delivered to engine t: if t is lazy and has no thread yet, create it
+// (its first act is to consume the notification). Any thread.
+void ensure_started(Engine *t) {
+  // relaxed pre-check: start_claimed only goes false->true; the exchange decides.
+  if (!g_rt->p.lazy_engines || t->start_claimed.load(std::memory_order_relaxed)) return;
+  if (t->start_claimed.exchange(true, std::memory_order_acq_rel)) return;
+  int rc = pthread_create(&t->thread, nullptr, g_rt->engine_thread, t);
+  if (rc != 0)
+    fatal("cannot start engine %d (--lazy-engines): %s", t->id, std::strerror(rc));
+  t->thread_started.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+Sent wake_engine(Engine *t, Action a, void *data) {
+  Sent r = try_wake_engine(t->sleep, g_rt->census, a, data);
+  if (r == Sent::DELIVERED) ensure_started(t);
+  return r;
+}
+
+Sent notify_engine(Engine *t, Action a, void *data) {
+  Sent r = try_notify_engine(t->sleep, g_rt->census, a, data);
+  if (r == Sent::DELIVERED) ensure_started(t);
+  return r;
+}
+
+// The sleeper chosen is the closest to origin (its tier order) and, within a tier, the one that
+// fell asleep last (doc/design.md, "Which engine is woken").
+bool wake_one_with_unit(int origin) {
+  Engine *self = t_engine;
+  const topo::Order &o = origin >= 0 ? g_rt->engines[origin]->order : g_rt->place.any;
+  auto sleeping = [self](int v) {
+    const Engine *x = g_rt->engines[v];
+    // relaxed: only a hint to skip the lock; try_wake_engine decides under it.
+    return x != self && x->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING;
+  };
+  auto stamp = [](int v) { return g_rt->engines[v]->sleep_stamp.load(std::memory_order_relaxed); };
+  for (int k = 0; k < topo::kTiers; k++) {
+    std::uint64_t below = UINT64_MAX;
+    for (;;) {
+      int v = topo::latest_sleeper(o, o.tier_begin(k), o.tier_end[k], below, sleeping, stamp);
+      if (v < 0) break;
+      below = stamp(v);
+      if (wake_engine(g_rt->engines[v], Action::WORKSTEAL_ADVICE,
+                      reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
+          Sent::DELIVERED) {
+        if (self) bump(self->stats.notifications_sent);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void give_back_unit(int origin) {
+  for (;;) {
+    std::uint64_t old = g_rt->census.remove_searcher();
+    if (Census::searching(old) != 1 || Census::sleeping(old) == 0) return;
+    // seq_cst fence: proof P2 (the last searcher's release vs a poster that saw it searching).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!work_visible(nullptr)) return;
+    if (!g_rt->census.try_claim_searcher()) return;  // someone else searches or nobody sleeps
+    if (wake_one_with_unit(origin)) return;
+    // every counted sleeper left SLEEPING under us: give the claimed unit back and re-check
+  }
+}
+
+void schedule(Context *c) {
+  if (c->kind == ContextKind::FOREIGN) {
+    sem_post(c->wake);  // c is on the waiter's stack: not touched after the post
+    return;
+  }
+  Engine *self = t_engine;
+  if (c->bound < 0) {
+    g_rt->shared.push(c);
+    work_posted(self ? self->id : -1);
+    return;
+  }
+  Engine *t = g_rt->engines[c->bound];
+  // A sleeping target gets the context itself (never dropped: only through the lock).
+  if (t->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING &&
+      wake_engine(t, Action::CONTEXT, c) == Sent::DELIVERED) {
+    if (self) bump(self->stats.notifications_sent);
+    return;
+  }
+  t->bound.push(c);
+  // seq_cst fence: proof P3 (queue the context, then read the target's state).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Advice until the target is seen in a state that will re-check its queue by itself.
+  Sent r = notify_engine(t, Action::CONTEXT_ADVICE, nullptr);
+  if (self) bump(r == Sent::DELIVERED ? self->stats.notifications_sent
+                                      : self->stats.notifications_dropped);
+}
+
+}  // namespace mr::engine

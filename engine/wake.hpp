@@ -1,0 +1,52 @@
+// wake.hpp: the poster's side. After work is published (a spark pushed, a context queued, a
+// spark injected): is someone looking for it, and if not, which engine to wake and how; and
+// `schedule`, which makes a suspended context runnable.
+#ifndef MR_ENGINE_WAKE_HPP
+#define MR_ENGINE_WAKE_HPP
+
+#include <atomic>
+
+#include "engine.hpp"
+
+namespace mr::engine {
+
+// Is any work visible: a spark on any deque, a context in the shared queue or in self's bound
+// queue (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller
+// has a seq_cst fence right before (P1, P2, P3).
+bool work_visible(const Engine *self);
+
+// Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
+// `origin` (the engine where work is, or -1). Returns false if no engine was asleep. Any thread.
+bool wake_one_with_unit(int origin);
+
+// Give back a searching unit the caller owns. If it was the last one while engines sleep, look
+// once more for work that posters left to this searcher (P2) and wake a sleeper for it. Any
+// thread.
+void give_back_unit(int origin);
+
+// Deliver a notification to engine t: try_wake_engine (SLEEPING only) or try_notify_engine
+// (following kDelivery), and start t's thread if t is a lazy engine that has none yet. Any
+// thread.
+Sent wake_engine(Engine *t, Action a, void *data);
+Sent notify_engine(Engine *t, Action a, void *data);
+
+// The post-work check, after work was published from engine `origin` (-1: from a thread that is
+// not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
+// thread. Inline: it is on the path of every spark.
+inline void work_posted(int origin) {
+  // seq_cst fence: proof P1 (publish the work, then read the census).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::uint64_t w = g_rt->census.load();
+  if (__builtin_expect(Census::sleeping(w) == 0 || Census::searching(w) != 0, 1)) return;
+  if (!g_rt->census.try_claim_searcher()) return;
+  if (!wake_one_with_unit(origin)) give_back_unit(origin);
+}
+
+// Make a suspended context runnable: an unbound one on the shared queue (P1), a bound one handed
+// to its sleeping engine or queued there with advice (P3), a FOREIGN record by posting its
+// thread. Any thread.
+void schedule(Context *c);
+
+}  // namespace mr::engine
+
+#endif
