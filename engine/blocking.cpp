@@ -61,8 +61,9 @@ void *backup_main(void *arg) {
       return nullptr;
     }
     resume_context(b->ctx, b->home_san, b->home);
-    // The context has left its region: blocking_end's ontop function put this backup back on the idle
-    // list (it may already have a new context: the semaphore counts it) and scheduled c.
+    // The context has left its region: blocking_end's ontop function put this backup back on
+    // the idle list (it may already have a new context: the semaphore counts it) and scheduled
+    // the context onto an engine.
   }
 }
 
