@@ -1,6 +1,6 @@
-/* engine_sleep.pml: the engine sleep/notify protocol of engine/engine.cpp and engine/sleep.cpp,
- * for 3 engines, as a Promela model for Spin. doc/design.md, "The model", maps every process
- * and variable to the code.
+/* engine_sleep.pml: the engine sleep/notify protocol of engine/idle.cpp, engine/wake.cpp and
+ * engine/sleep.cpp, for 3 engines, as a Promela model for Spin. doc/design.md, "The model",
+ * maps every process and variable to the code.
  *
  * Promela is sequentially consistent: each seq_cst fence of the code (P1..P4) is what makes the
  * real accesses around it behave as they do here. One atomic{} is one atomic instruction of the
@@ -130,7 +130,7 @@ inline wake_one(self, res) {
   k = 0
 }
 
-/* release_search_unit (P2). */
+/* give_back_unit (P2). */
 inline release_unit(self) {
   do
   :: true ->
