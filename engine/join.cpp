@@ -122,6 +122,14 @@ void join_wait(Join *j) {
   suspend_on_join(e, j);
 }
 
+int bind_here() {
+  Engine *e = this_engine();
+  if (!e || !e->current) return MR_ENOTENGINE;
+  // Read by whoever resumes the context, after it suspends: the suspension publishes it (J1).
+  e->current->bound = e->id;
+  return e->id;
+}
+
 int spawn(MR_TaskFn fn, void *arg, int engine) {
   Engine *e = this_engine();
   // MR_shutdown_now has begun (MR_shutdown closes the counter below instead). relaxed: a

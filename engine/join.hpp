@@ -26,6 +26,10 @@ void suspend_on_join(Engine *e, Join *j);
 // MR_ESHUTDOWN.
 int spawn(MR_TaskFn fn, void *arg, int engine);
 
+// Bind the context running on the calling engine to that engine until its task ends. Returns the
+// engine's id, or MR_ENOTENGINE on a thread that is not an engine. Context code only.
+int bind_here();
+
 // The body of every context but the primordial (Runtime::context_body): run its task, arrive at
 // the task's join, take the next task; never returns.
 void context_body(Context *self);

@@ -212,6 +212,11 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   }
 }
 
+MR_EXTERN int MR_context_bind_here(void) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  return mr::engine::bind_here();
+}
+
 MR_EXTERN void MR_blocking_begin(void) {
   if (!mr::engine::running()) return;
   mr::engine::blocking_begin();

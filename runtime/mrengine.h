@@ -273,6 +273,16 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * (no stack could be mapped). MR_shutdown waits for every spawned context. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
+/* Bind the context the caller runs in to the engine running it now, as MR_SpawnOptions.engine
+ * binds a new one: whenever it suspends from now on (a join, a future, loop control, a blocking
+ * region) it is resumed only on this engine, that is on this OS thread, so thread-local storage
+ * whose address it holds stays its own. The binding lasts until the context's task ends: for a
+ * spawned context, the rest of its life; for a context that runs a spark, until that spark
+ * returns. (A spark may also run inline in the context that joins it; the binding is then that
+ * context's.) Returns the engine's id (0..N-1); MR_ENOTINIT; MR_ENOTENGINE on a thread that is
+ * not an engine, including inside a blocking region that moved to a backup thread. */
+MR_EXTERN int MR_context_bind_here(void);
+
 /* ---- Blocking regions ---------------------------------------------------------------------- */
 
 /* Bracket a blocking system call or a long computation that should not hold an engine:

@@ -117,6 +117,52 @@ START_TEST(test_foreign_threads_wait_and_signal) {
 }
 END_TEST
 
+/* ---- MR_context_bind_here: a bound context resumes on its engine ---- */
+enum { BIND_N = MR_TEST_SCALE(2000) };
+static MR_Future bind_gate, bind_all_started, bind_all_done;
+static atomic_int bind_started, bind_same, bind_done;
+static void bound_waiter(void *arg) {
+  (void)arg;
+  int here = MR_context_bind_here();
+  ck_assert_int_eq(here, MR_engine_id());
+  if (atomic_fetch_add(&bind_started, 1) + 1 == BIND_N) MR_future_signal(&bind_all_started, 1);
+  (void)MR_future_wait(&bind_gate); /* suspends until every waiter has started */
+  if (MR_engine_id() == here) atomic_fetch_add(&bind_same, 1);
+  if (atomic_fetch_add(&bind_done, 1) + 1 == BIND_N) MR_future_signal(&bind_all_done, 1);
+}
+static void *bind_from_foreign(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)MR_context_bind_here();
+}
+
+START_TEST(test_bound_context_resumes_on_its_engine) {
+  ck_assert_int_eq(MR_context_bind_here(), MR_ENOTINIT);
+  mr_test_start(2, STACK);
+  pthread_t t;
+  void *rc;
+  ck_assert_int_eq(pthread_create(&t, NULL, bind_from_foreign, NULL), 0);
+  pthread_join(t, &rc);
+  ck_assert_int_eq((int)(intptr_t)rc, MR_ENOTENGINE);
+  ck_assert_int_eq(MR_context_bind_here(), 0); /* the primordial: engine 0 */
+  for (int rep = 0; rep < 3; rep++) {
+    MR_future_init(&bind_gate);
+    MR_future_init(&bind_all_started);
+    MR_future_init(&bind_all_done);
+    atomic_store(&bind_started, 0);
+    atomic_store(&bind_same, 0);
+    atomic_store(&bind_done, 0);
+    /* Unbound spawns: both engines start them (the primordial suspends below), and resumed
+     * unbound from the shared queue, some would move. */
+    for (int i = 0; i < BIND_N; i++) ck_assert_int_eq(MR_spawn(bound_waiter, NULL, NULL), 0);
+    (void)MR_future_wait(&bind_all_started);
+    MR_future_signal(&bind_gate, 1);
+    (void)MR_future_wait(&bind_all_done);
+    ck_assert_int_eq(atomic_load(&bind_same), BIND_N);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- double signals ---- */
 START_TEST(test_same_value_twice_is_allowed) {
   mr_test_start(1, STACK);
@@ -145,6 +191,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_fan_of_waiters, 0, 2);
   tcase_add_test(tc, test_wait_after_signal_does_not_suspend);
   tcase_add_test(tc, test_foreign_threads_wait_and_signal);
+  tcase_add_test(tc, test_bound_context_resumes_on_its_engine);
   tcase_add_test(tc, test_same_value_twice_is_allowed);
   tcase_add_test_raise_signal(tc, test_different_value_twice_stops, SIGABRT);
   suite_add_tcase(s, tc);
