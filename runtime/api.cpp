@@ -202,6 +202,7 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   if (opts) {
     if (opts->size < offsetof(MR_SpawnOptions, engine) + sizeof(int) || opts->size > 4096)
       return MR_EINVAL;
+    if (opts->flags != 0) return MR_EINVAL; // reserved (mrengine.h)
     engine = opts->engine;
     if (engine < -1 || engine >= mr::engine::num_engines()) return MR_ERANGE;
   }

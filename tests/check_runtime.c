@@ -120,6 +120,29 @@ START_TEST(test_spawn_argument_errors) {
 }
 END_TEST
 
+/* MR_SpawnOptions.flags is reserved: any nonzero value is refused before a context is made,
+ * bound or not, so that a later meaning for a bit cannot be mistaken for today's default. */
+START_TEST(test_spawn_reserved_flags_refused) {
+  static const unsigned kFlags[] = {1u, 2u, 0x80000000u, ~0u};
+  mr_test_start(2, NULL);
+  atomic_store(&spawned_runs, 0);
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  ck_assert_uint_eq(o.flags, 0);
+  for (int e = -1; e <= 1; e++) {
+    o.engine = e;
+    for (size_t i = 0; i < sizeof kFlags / sizeof kFlags[0]; i++) {
+      o.flags = kFlags[i];
+      ck_assert_int_eq(MR_spawn(count_run, NULL, &o), MR_EINVAL);
+    }
+    o.flags = 0;
+    ck_assert_int_eq(MR_spawn(count_run, NULL, &o), 0);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&spawned_runs), 3);
+}
+END_TEST
+
 static void *foreign_id(void *out) {
   *(int *)out = MR_engine_id();
   return NULL;
@@ -228,6 +251,7 @@ int main(void) {
   tcase_add_test(tc, test_shutdown_waits_for_spawned_contexts);
   tcase_add_test(tc, test_bound_contexts_stay_on_their_engine);
   tcase_add_test(tc, test_spawn_argument_errors);
+  tcase_add_test(tc, test_spawn_reserved_flags_refused);
   tcase_add_test(tc, test_engine_ids);
   suite_add_tcase(s, tc);
   tc = mr_tcase("shutdown", 120);

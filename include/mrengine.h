@@ -9,8 +9,10 @@
  *   sync terms  the join of a parallel conjunction (MR_sync_term_init, MR_join_and_continue).
  *
  * Every function returns 0 or a negative MR_E* code unless it says otherwise. Misuse that cannot
- * be reported as a code (an internal invariant broken, a join from a thread that is not an engine)
- * stops the process with a message that starts with "mrengine: ".
+ * be reported as a code (more branches forked than a sync term counts, a future signalled with
+ * two values, an internal invariant broken) stops the process with a message that starts with
+ * "mrengine: ". A thread that is not an engine may fork, join and wait on futures: where a
+ * context would suspend, it blocks.
  *
  * The protocol behind these calls is described in doc/design.md; options in doc/options.md.
  */
@@ -113,7 +115,7 @@ typedef struct MR_ShutdownReport {
 
 /* Stop without waiting for spawned contexts: each engine leaves as soon as the context it is
  * running reaches a suspension point (it finishes, suspends at a join, future or loop, or ends a
- * blocking region); a context never suspends does delay this. Every context and spark not run
+ * blocking region), so a context that never suspends delays it. Every context and spark not run
  * by then is dropped: freed without running any more of it (no destructors run on a dropped
  * context's stack), and counted in *report if report is not NULL. Threads that are not engines
  * and wait at a join or future for dropped work wait forever. Returns 0, MR_ENOTINIT,
@@ -259,9 +261,10 @@ MR_EXTERN int MR_lc_finish(MR_LoopControl *lc);
 /* ---- Contexts ------------------------------------------------------------------------------ */
 
 typedef struct MR_SpawnOptions {
-  size_t size;   /* sizeof(MR_SpawnOptions); more fields may be added at the end */
-  unsigned flags;
-  int engine;    /* -1: any engine; otherwise the context is bound and runs only on this engine */
+  size_t size;    /* sizeof(MR_SpawnOptions); more fields may be added at the end */
+  unsigned flags; /* reserved, must be 0 (MR_spawn_options_default sets it): MR_spawn refuses any
+                     other value, so that a later version can give bits a meaning safely */
+  int engine;     /* -1: any engine; otherwise the context is bound and runs only on this engine */
 } MR_SpawnOptions;
 
 /* Fill *opts with the defaults (unbound). Any thread. */
@@ -269,8 +272,8 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
 
 /* Run fn(arg) in a new context with a regular-size stack, on the run queue (the shared one, or
  * opts->engine's own). opts may be NULL. Any thread while the runtime runs. Returns 0;
- * MR_ENOTINIT; MR_EINVAL (fn NULL, bad opts->size); MR_ERANGE (no such engine); MR_ENOMEM
- * (no stack could be mapped). MR_shutdown waits for every spawned context. */
+ * MR_ENOTINIT; MR_EINVAL (fn NULL, bad opts->size, opts->flags not 0); MR_ERANGE (no such
+ * engine); MR_ENOMEM (no stack could be mapped). MR_shutdown waits for every spawned context. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
 /* Bind the context the caller runs in to the engine running it now, as MR_SpawnOptions.engine
