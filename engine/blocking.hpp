@@ -19,8 +19,8 @@ void blocking_end();
 // handler calls it.
 const Context *context_on_this_thread();
 
-// End every backup thread. Called only by the shutdowns, once no context can begin a region;
-// a context still in a region (MR_shutdown_now) is dropped when the region ends.
+// End every backup thread. Called only when engines are stopped, once no context can begin a
+// region; a context still in a region (MR_shutdown_now) is dropped when the region ends.
 void stop_backups();
 
 }  // namespace mr::engine

@@ -20,7 +20,8 @@ Context *context_for_spark(Engine *e, const Task &t);
 // ontop function: c has finished switching away.
 void release_context(Engine *e, Context *c);
 
-// Destroy every cached context. Called only by the shutdowns, once no engine runs.
+// Destroy every cached context. Called only when the runtime is freed (a shutdown, or a start
+// that failed), once no engine runs.
 void destroy_cached_contexts();
 
 }  // namespace mr::engine

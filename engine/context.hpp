@@ -94,7 +94,8 @@ void context_destroy(Context *c);
 
 // Free every context that context_destroy has not freed, without unwinding its stack (it may be
 // suspended in the middle of a task: nothing of it runs again), and return how many there were.
-// Called only with the runtime stopping and no context running (MR_shutdown_now).
+// Called only when the runtime is freed, with no context running (after MR_shutdown_now they are
+// the dropped ones; after MR_shutdown or a failed start there are none).
 std::size_t context_drop_all();
 
 }  // namespace mr::engine

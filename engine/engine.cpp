@@ -9,7 +9,7 @@ Runtime *g_rt = nullptr;
 
 std::atomic<bool> g_running{false};
 
-thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
 
 void set_current(Engine *e) {
   t_engine = e;

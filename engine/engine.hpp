@@ -30,7 +30,7 @@
 #include "runqueue.hpp"
 #include "sanitizer.hpp"
 #include "sleep.hpp"
-#include "stats.hpp"
+#include "counters.hpp"
 #include "task.hpp"
 #include "topology.hpp"
 #include "wsdeque.hpp"
@@ -85,7 +85,8 @@ struct Engine {
   alignas(64) RunQueue bound;    // contexts bound to this engine
 };
 
-// The runtime of one MR_init: made by start(), freed by the shutdowns (lifecycle.cpp).
+// The runtime of one MR_init: made by start(), freed by the shutdowns or by a start that fails
+// (lifecycle.cpp).
 struct Runtime {
   Params p;
   int n = 0;
@@ -93,7 +94,7 @@ struct Runtime {
   RunQueue shared;               // unbound runnable contexts
   Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;
-  // Set once by the shutdowns (seq_cst store, proof P4); read by every idle loop, and at the end
+  // Set once when engines are stopped (seq_cst store, proof P4); read by every idle loop, and at the end
   // of every task (MR_shutdown_now): on a line of its own, never written while the runtime runs.
   alignas(64) std::atomic<bool> shutdown{false};
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
@@ -118,17 +119,26 @@ struct Runtime {
   std::vector<Backup *> backups; // every backup thread created, to join at stop
 };
 
-// The running runtime, or nullptr. Written only by start() and the shutdowns, on the primordial
-// thread, while no other thread of the runtime reads it.
+// The globals below are the library's own: hidden, so that code in the library reaches them
+// directly rather than through the GOT (the per-spark paths read g_rt).
+#pragma GCC visibility push(hidden)
+
+// The running runtime, or nullptr. Written only by start() and when it is freed, on the
+// primordial thread, while no other thread of the runtime reads it.
 extern Runtime *g_rt;
 
-// Is g_rt running? Stored (release) by start() and the shutdowns; loaded (acquire) by running().
+// Is g_rt running? Stored (release) by start() and when it is freed; loaded (acquire) by
+// running().
 extern std::atomic<bool> g_running;
 
 // The engine of the calling thread, nullptr on a thread that is not an engine. initial-exec: the
-// stack overflow handler reads it and must not call __tls_get_addr. Code that may run in a
-// context reads it through this_engine(), never directly.
-extern thread_local Engine *t_engine __attribute__((tls_model("initial-exec")));
+// stack overflow handler reads it and must not call __tls_get_addr; constinit: no dynamic
+// initialisation, so no init-function check on each read. Code that may switch contexts between
+// two uses reads it through this_engine() (a context may resume on another thread); code that
+// does not switch may read it directly.
+extern constinit thread_local Engine *t_engine __attribute__((tls_model("initial-exec")));
+
+#pragma GCC visibility pop
 
 // Called only by engine e's own thread: make e the current thread's engine (or none), and its
 // view the one generated code reads (MR_engine_view).
@@ -148,7 +158,7 @@ int num_engines();
 // -1 for nullptr (a thread that is not an engine).
 inline int engine_id(const Engine *e) { return e ? e->id : -1; }
 
-// The engine e is bound to, or -1. Any thread while running.
+// The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
 
 // Might there be a context in the shared queue or in e's bound queue (e may be nullptr), or a

@@ -17,6 +17,7 @@
 #include "fatal.hpp"
 #include "idle.hpp"
 #include "join.hpp"
+#include "stats.hpp"
 
 namespace mr::engine {
 
@@ -211,7 +212,7 @@ int start(const Params &p, std::string *err) {
     topo::place(&g_rt->place, g_rt->n, p.pinning, p.quiet);
     for (int i = 0; i < g_rt->n; i++) {
       g_rt->engines[i]->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
-      g_rt->engines[i]->order = g_rt->place.orders[static_cast<std::size_t>(i)];
+      g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
     e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
                             [e0](bctx::fiber &&from) {

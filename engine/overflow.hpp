@@ -25,8 +25,9 @@ using ContextOnThisThread = const Context *(*)();
 // Install the handler for SIGSEGV and SIGBUS, keeping the previous actions; `on_this_thread`
 // tells it whose stack overflowed. Called by MR_init's thread before any engine thread exists.
 void install(ContextOnThisThread on_this_thread);
-// Put the previous actions back (unless someone replaced ours meanwhile). Called by MR_shutdown
-// once every engine and backup thread has been joined.
+// Put the previous actions back (unless someone replaced ours meanwhile). Called when the runtime
+// is freed (a shutdown, or a start that failed) once every engine and backup thread has been
+// joined.
 void uninstall();
 
 // An alternate signal stack for the calling thread, and the one it replaced.

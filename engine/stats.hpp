@@ -1,32 +1,12 @@
-// stats.hpp: the per-engine counters (MR_ENGINE_STATS_MAP in mrengine.h is their one list).
+// stats.hpp: reading the engines' counters (counters.hpp): MR_stats_get and the --stats table.
 #ifndef MR_ENGINE_STATS_HPP
 #define MR_ENGINE_STATS_HPP
 
-#include <atomic>
-#include <cstdint>
 #include <cstdio>
 
 #include "mrengine.h"
-#include "sleep.hpp"
 
 namespace mr::engine {
-
-// One engine's counters: written only by the owning engine (relaxed load + store, no RMW), read
-// by anyone (relaxed). The figures are exact at a quiescent point. Each engine's counters are on
-// their own cache lines, so counting costs no sharing.
-struct alignas(64) Counters {
-#define MR_COUNTER_(field, column) std::atomic<std::uint64_t> field{0};
-#define MR_COUNTER_KINDS_(field, column) std::atomic<std::uint64_t> field[kNumActions]{};
-  MR_ENGINE_STATS_MAP(MR_COUNTER_, MR_COUNTER_KINDS_)
-#undef MR_COUNTER_
-#undef MR_COUNTER_KINDS_
-};
-
-// Count one event. Called only by the engine that owns the counter.
-inline void bump(std::atomic<std::uint64_t> &c) {
-  // relaxed load + store: one writer (the owner); readers only need an eventually-exact value.
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
 
 // Copy engine e's counters (out->size bytes at most). Any thread while running.
 void stats_get(int e, MR_EngineStats *out);

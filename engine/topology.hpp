@@ -78,7 +78,7 @@ struct Placement {
   hwloc_topology_t topo = nullptr;         // loaded only when engines are pinned (and readable)
   hwloc_bitmap_t saved_binding = nullptr;  // the planning thread's binding before it was pinned
   std::vector<int> plan;                   // the PU each engine is to be bound to, or -1
-  std::vector<Order> orders;               // each engine's victims, tier by tier
+  std::vector<Order> orders;               // each engine's victims, tier by tier (start moves them)
   Order any;                               // the order of threads that are not engines
 };
 

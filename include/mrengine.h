@@ -317,12 +317,14 @@ MR_EXTERN void MR_blocking_end(void);
   XX(WORKSTEAL_ADVICE, 2, "steal") /* work to steal, with a searching unit to steal with */    \
   XX(SHUTDOWN, 3, "shut")          /* the runtime stops */
 
-enum {
 #define MR_NOTIFY_ENUM_(name, value, column) MR_NOTIFY_##name = (value),
+#define MR_NOTIFY_COUNT_(name, value, column) +1
+enum {
   MR_NOTIFY_MAP(MR_NOTIFY_ENUM_)
-#undef MR_NOTIFY_ENUM_
-  MR_NOTIFY_KINDS = 4
+  MR_NOTIFY_KINDS = 0 MR_NOTIFY_MAP(MR_NOTIFY_COUNT_) /* how many kinds */
 };
+#undef MR_NOTIFY_ENUM_
+#undef MR_NOTIFY_COUNT_
 
 /* The per-engine counters, in one list: MR_EngineStats below, the library's own counters and the
  * columns of the statistics table are all made from it, in this order. XX(field, column) is one
