@@ -5,7 +5,8 @@
  * this sweep and its lower and right ones with the last: a wavefront across the grid that
  * overlaps the next sweep's.
  *
- *   gs [n] [b] [sweeps]   n = 2,048, b = 64, sweeps = 20 by default (b must divide n)
+ *   gs [n] [b] [sweeps]   n = 1,024, b = 32, sweeps = 20 by default (b must divide n): 20,480
+ *                         tasks of 1,024 points each
  *
  * Running the blocks in that order makes every point see exactly the values the point-by-point
  * sequential sweep gives it (new above and left, old below and right), and the arithmetic is
@@ -30,8 +31,8 @@ static void init(double *g) {
 }
 
 int main(int argc, char **argv) {
-  n = ob_arg(argc, argv, 1, 2048, 1, 1 << 16);
-  b = ob_arg(argc, argv, 2, 64, 1, 1 << 16);
+  n = ob_arg(argc, argv, 1, 1024, 1, 1 << 16);
+  b = ob_arg(argc, argv, 2, 32, 1, 1 << 16);
   sweeps = ob_arg(argc, argv, 3, 20, 1, 1 << 20);
   if (n % b != 0) {
     fprintf(stderr, "gs: the block size %ld does not divide n = %ld\n", b, n);
