@@ -165,14 +165,16 @@ echo "run.sh: load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null
 
 # ---- the runs --------------------------------------------------------------------------------
 mkdir -p "$(dirname "$csv")"
-echo "kernel,size,runtime,threads,run,status,seconds,metric,unit,team,detail" > "$csv"
+# load1: the one-minute load average just before the run, since the machine may be shared.
+echo "kernel,size,runtime,threads,run,status,seconds,metric,unit,team,load1,detail" > "$csv"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ompbench.XXXXXX") || die "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
 skipped=" "   # "kernel/runtime/threads" keys that timed out (their later runs are skipped)
 
 # One run: appends a CSV row and prints a progress line to stderr.
 one_run() {  # kernel runtime threads run
-  local k=$1 rt=$2 t=$3 r=$4 d status seconds= metric= unit= team= detail= size= line rc
+  local k=$1 rt=$2 t=$3 r=$4 d status seconds= metric= unit= team= detail= size= line rc load
+  load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
   d=$(rt_dir "$rt")
   if [ -z "$d" ]; then
     status=absent
@@ -214,7 +216,7 @@ one_run() {  # kernel runtime threads run
   # The CSV has no quoting: no field may hold a comma.
   detail=$(printf '%s' "$detail" | tr ',' ';')
   size=$(printf '%s' "$size" | tr ',' ';')
-  echo "$k,$size,$rt,$t,$r,$status,$seconds,$metric,$unit,$team,$detail" >> "$csv"
+  echo "$k,$size,$rt,$t,$r,$status,$seconds,$metric,$unit,$team,$load,$detail" >> "$csv"
   printf 'run.sh: %-9s %-9s threads=%s run %s: %s %s %s\n' "$k" "$rt" "$t" "$r" "$status" \
     "${metric:-}" "${unit:-}" >&2
 }
