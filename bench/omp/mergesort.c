@@ -6,9 +6,9 @@
  * The input is the values 0,0,1,1,2,2,... (each i/2 once per i < n) shuffled with a fixed seed,
  * so the sorted array must hold i/2 at index i: one comparison per element checks both that
  * the output is sorted and that it is a permutation of the input. */
-#include <stdint.h>
-
 #include "ompbench.h"
+
+#include <stdint.h>
 
 static long cutoff;
 

@@ -7,6 +7,12 @@
 #ifndef OMPBENCH_H
 #define OMPBENCH_H
 
+/* RTLD_DEFAULT is a GNU extension in older C libraries; every kernel includes this header
+ * first, so the definition comes before any system header. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +56,18 @@ static inline void ob_report(const char *kernel, const char *size, int team, dou
          kernel, size, team, seconds, metric, unit, ok ? "ok" : "FAIL", detail[0] ? " " : "",
          detail);
   fflush(stdout);
+  /* OMPBENCH_STATS=1: on libmrgomp, mrengine's per-engine counters (sparks pushed, stolen,
+   * sleeps, wake-ups...) on stderr, to see why a figure is what it is. libmrgomp never shuts
+   * mrengine down, so MRENGINE_OPTIONS=--stats prints nothing; the symbol is looked up at run
+   * time because the kernels link nothing of mrengine. On another runtime it is absent. */
+  const char *want = getenv("OMPBENCH_STATS");
+  if (want != NULL && strcmp(want, "1") == 0) {
+    int (*print)(FILE *) = (int (*)(FILE *))dlsym(RTLD_DEFAULT, "MR_stats_print");
+    if (print != NULL)
+      print(stderr);
+    else
+      fprintf(stderr, "%s: not on mrengine (no MR_stats_print)\n", kernel);
+  }
 }
 
 #endif

@@ -11,11 +11,11 @@
  *   uts                           T3, checked against the published counts
  *   uts -b B -q Q -m M -r R       another binomial tree, checked against a sequential search
  *                                 (which is not timed) */
+#include "ompbench.h"
+
 #include <math.h>
 #include <nettle/sha1.h>
 #include <stdint.h>
-
-#include "ompbench.h"
 
 struct params {
   double b0; /* children of the root (floor; the cap is the ceiling) */
