@@ -282,7 +282,7 @@ END {
         if (fails != "") cell = cell " +" fails
         mn = s[1]; mx = s[cnt]
       } else {
-        cell = fails == "" ? "-" : fails; mn = ""; mx = ""
+        cell = fails == "" ? "-" : badkinds[key] == "absent" ? "absent" : fails; mn = ""; mx = ""
       }
       printf " | %-30s", cell
       line = line sprintf("%s,%s,%s,%s,%s,%d,%d,%s,%s,%s,%s", k, size[k], t, unit[k], R[i], cnt, total[key], cnt ? med[R[i]] : "", mn, mx, fails)
