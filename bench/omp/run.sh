@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/bin/sh
 # run.sh: the OpenMP task kernels of bench/omp (built once with gcc -O2 -fopenmp) on three
 # runtimes: gcc's libgomp, LLVM's libomp and libmrgomp (mrengine's libgomp.so.1). The same
 # binaries run on each; only LD_LIBRARY_PATH changes, pointing at a directory whose
@@ -30,7 +30,8 @@
 # that times out, dies of a signal, exits non-zero, gives a wrong answer or the wrong team size
 # is reported as such in the table and the CSV, and the other runs go on.
 #
-# Run from the build directory (make bench-omp and make check do).
+# Run from the build directory (make bench-omp and make check do). POSIX sh plus `local`
+# (dash, bash, busybox sh).
 set -u
 
 runs=5
