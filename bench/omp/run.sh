@@ -31,7 +31,7 @@
 # is reported as such in the table and the CSV, and the other runs go on.
 #
 # Run from the build directory (make bench-omp and make check do). POSIX sh plus `local`
-# (dash, bash, busybox sh).
+# (it runs under dash and bash).
 set -u
 
 runs=5
