@@ -978,6 +978,15 @@ Engine *current() {
 
 int engine_id(const Engine *e) { return e ? e->id : -1; }
 
+int bind_here() {
+  Engine *e = current();
+  if (!e) return MR_ENOTENGINE;
+  // Written by the running context itself; whoever resumes it later reads it after the
+  // suspension that published the context (as for MR_spawn's binding).
+  e->current->bound = e->id;
+  return e->id;
+}
+
 bool running() { return g_running.load(std::memory_order_acquire); }
 
 int num_engines() { return running() ? g->n : 0; }

@@ -127,6 +127,11 @@ int num_engines();
 Engine *current();
 int engine_id(const Engine *e);
 
+// Bind the calling context to the engine running it (as MR_spawn with an engine does), until it
+// finishes its current task. Returns the engine id, or MR_ENOTENGINE on a thread that is not an
+// engine.
+int bind_here();
+
 // Push a spark for `j` on the current engine's deque and wake an engine if the census says one
 // should be woken (P1). Called only from a context.
 void fork(Join *j, MR_TaskFn fn, void *env);

@@ -114,6 +114,8 @@ MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report) {
 
 MR_EXTERN int MR_engine_id(void) { return mr::engine::engine_id(mr::engine::current()); }
 
+MR_EXTERN int MR_context_bind_here(void) { return mr::engine::bind_here(); }
+
 MR_EXTERN int MR_num_engines(void) { return mr::engine::num_engines(); }
 
 MR_EXTERN int MR_engine_cpu(int engine, int *cpu) {

@@ -124,6 +124,14 @@ MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report);
 
 /* The id (0..N-1) of the engine running the caller, or -1 on a thread that is not an engine. */
 MR_EXTERN int MR_engine_id(void);
+/* Bind the calling context to the engine running it now: when it suspends later (a join, a
+ * future) it is resumed only on that engine's OS thread, as a context spawned with
+ * MR_SpawnOptions.engine is. The binding lasts until the context finishes its current task (a
+ * spark's or a spawned function's); a context running a stolen spark calls this so that the
+ * spark's thread-local state stays valid across its joins. Returns the engine id, or
+ * MR_ENOTENGINE on a thread that is not an engine (or in a blocking region). */
+MR_EXTERN int MR_context_bind_here(void);
+
 /* The number of engines, or 0 when the runtime is not running. Any thread. */
 MR_EXTERN int MR_num_engines(void);
 
