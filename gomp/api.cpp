@@ -1,0 +1,126 @@
+// api.cpp: the omp_* routines: team and thread queries, ICVs, time, and the host-only device,
+// teams, places and memory routines.
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gomp.hpp"
+
+using namespace mrg;
+
+MRG_EXPORT int omp_get_thread_num(void) { return current()->thread_num; }
+MRG_EXPORT int omp_get_num_threads(void) { return current()->team->n; }
+MRG_EXPORT int omp_get_max_threads(void) { return current()->icv.nthreads; }
+MRG_EXPORT void omp_set_num_threads(int n) { current()->icv.nthreads = std::max(1, n); }
+MRG_EXPORT int omp_in_parallel(void) { return current()->team->active_level > 0; }
+MRG_EXPORT int omp_get_num_procs(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+MRG_EXPORT void omp_set_dynamic(int d) { current()->icv.dyn = d != 0; }
+MRG_EXPORT int omp_get_dynamic(void) { return current()->icv.dyn; }
+MRG_EXPORT void omp_set_nested(int nested) {
+  current();  // the environment is read before it is overridden
+  G.max_active_levels = nested ? 255 : 1;
+}
+MRG_EXPORT int omp_get_nested(void) {
+  current();
+  return G.max_active_levels > 1;
+}
+MRG_EXPORT void omp_set_max_active_levels(int n) {
+  current();
+  if (n >= 0) G.max_active_levels = std::min(n, 255);
+}
+MRG_EXPORT int omp_get_max_active_levels(void) {
+  current();
+  return G.max_active_levels;
+}
+MRG_EXPORT int omp_get_supported_active_levels(void) { return 255; }
+MRG_EXPORT int omp_get_thread_limit(void) {
+  current();
+  return G.thread_limit;
+}
+MRG_EXPORT int omp_get_level(void) { return current()->team->level; }
+MRG_EXPORT int omp_get_active_level(void) { return current()->team->active_level; }
+MRG_EXPORT int omp_get_ancestor_thread_num(int level) {
+  Task *self = current();
+  Team *t = self->team;
+  if (level < 0 || level > t->level) return -1;
+  if (level == t->level) return self->thread_num;
+  return t->ancestor_tid[level];
+}
+MRG_EXPORT int omp_get_team_size(int level) {
+  Team *t = current()->team;
+  if (level < 0 || level > t->level) return -1;
+  return t->ancestor_size[level];
+}
+MRG_EXPORT void omp_set_schedule(int kind, int chunk) {
+  Icv &icv = current()->icv;
+  int k = kind & 0x7fffffff;
+  if (k < SCHED_STATIC || k > SCHED_AUTO) return;
+  icv.sched = k;
+  icv.chunk = chunk > 0 ? chunk : 0;
+}
+MRG_EXPORT void omp_get_schedule(int *kind, int *chunk) {
+  const Icv &icv = current()->icv;
+  *kind = icv.sched;
+  *chunk = icv.sched == SCHED_AUTO ? 0 : (icv.chunk > 0 ? icv.chunk : (icv.sched == SCHED_STATIC ? 0 : 1));
+}
+MRG_EXPORT int omp_in_final(void) { return current()->final_; }
+MRG_EXPORT int omp_get_max_task_priority(void) {
+  current();
+  return G.max_task_priority;
+}
+MRG_EXPORT int omp_get_cancellation(void) { return 0; }
+MRG_EXPORT int omp_get_proc_bind(void) { return 0; }  // omp_proc_bind_false
+
+MRG_EXPORT double omp_get_wtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+MRG_EXPORT double omp_get_wtick(void) {
+  struct timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// ---- the host is the only device ------------------------------------------------------------
+
+MRG_EXPORT int omp_get_num_devices(void) { return 0; }
+MRG_EXPORT int omp_get_default_device(void) { return 0; }
+MRG_EXPORT void omp_set_default_device(int d) { (void)d; }
+MRG_EXPORT int omp_is_initial_device(void) { return 1; }
+MRG_EXPORT int omp_get_initial_device(void) { return 0; }  // == omp_get_num_devices()
+MRG_EXPORT int omp_get_device_num(void) { return 0; }
+
+// ---- one team of teams, no places ------------------------------------------------------------
+
+MRG_EXPORT int omp_get_num_teams(void) { return 1; }
+MRG_EXPORT int omp_get_team_num(void) { return 0; }
+MRG_EXPORT int omp_get_max_teams(void) { return 1; }
+MRG_EXPORT void omp_set_num_teams(int n) { (void)n; }
+MRG_EXPORT int omp_get_teams_thread_limit(void) { return omp_get_thread_limit(); }
+MRG_EXPORT void omp_set_teams_thread_limit(int n) { (void)n; }
+MRG_EXPORT int omp_get_num_places(void) { return 0; }
+MRG_EXPORT int omp_get_place_num(void) { return -1; }
+MRG_EXPORT int omp_get_place_num_procs(int place) {
+  (void)place;
+  return 0;
+}
+MRG_EXPORT void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
+MRG_EXPORT int omp_get_partition_num_places(void) { return 0; }
+MRG_EXPORT void omp_get_partition_place_nums(int *nums) { (void)nums; }
+MRG_EXPORT int omp_pause_resource(int kind, int device) {
+  (void)kind, (void)device;
+  return -1;  // the runtime's threads stay: report that nothing was paused
+}
+MRG_EXPORT int omp_pause_resource_all(int kind) {
+  (void)kind;
+  return -1;
+}

@@ -1,0 +1,155 @@
+// gomp.hpp: the internals of libmrgomp, the OpenMP runtime (libgomp's ABI) on mrengine.
+//
+// Teams, implicit and explicit tasks, work-shares and the ICVs; doc/gomp.md describes the
+// design and which OS thread runs what.
+#ifndef MR_GOMP_HPP
+#define MR_GOMP_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "mrengine.h"
+
+#define MRG_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace mrg {
+
+// Stop the program: an entry point (or a variant of one) this runtime does not implement.
+[[noreturn]] void unsupported(const char *symbol, const char *detail = nullptr);
+// Stop the program: a misuse or an internal failure.
+[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Schedule kinds, as omp_sched_t numbers them (0 is "the run-sched-var ICV").
+enum Sched : int { SCHED_RUNTIME = 0, SCHED_STATIC = 1, SCHED_DYNAMIC = 2, SCHED_GUIDED = 3,
+                   SCHED_AUTO = 4 };
+
+// The ICVs a task carries (each task has its own copy of its parent's at creation).
+struct Icv {
+  int nthreads = 1;   // nthreads-var
+  bool dyn = false;   // dyn-var
+  int sched = SCHED_STATIC;  // run-sched-var kind
+  int chunk = 0;             // run-sched-var chunk (0: the kind's default)
+};
+
+// The process-wide settings read from the environment once (OMP_*).
+struct Globals {
+  std::vector<int> nthreads_list;  // OMP_NUM_THREADS, one entry per nesting level
+  Icv initial;                     // the initial task's ICVs
+  int max_active_levels = 1;       // max-active-levels-var
+  int thread_limit = 1 << 20;      // thread-limit-var
+  int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
+  int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
+  int engines = 0;                 // engines of the running runtime
+};
+extern Globals G;
+
+// The completion of an explicit task that others may depend on.
+struct DepNode {
+  MR_Future done = MR_FUTURE_INIT;
+};
+using DepRef = std::shared_ptr<DepNode>;
+
+// The sibling-dependence state of one parent task: for each address, the last task with an
+// out-type dependence on it and the in-type ones created since.
+struct DepEntry {
+  DepRef last_out;
+  std::vector<DepRef> ins;
+};
+using DepMap = std::unordered_map<void *, DepEntry>;
+
+struct Team;
+struct WorkShare;
+
+// A task: the implicit task of a team member, the initial task of a thread, or an explicit task.
+struct Task {
+  Team *team = nullptr;
+  int thread_num = 0;      // omp_get_thread_num while it runs
+  bool final_ = false;     // in a final task: every task it creates is included
+  bool implicit = false;
+  Icv icv;
+  // Explicit children forked as sparks and not joined yet, in creation order.
+  std::vector<Task *> children;
+  std::vector<std::size_t> groups;  // taskgroup marks: children.size() at each taskgroup_start
+  std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
+  // Implicit tasks only: this member's work-share progress.
+  unsigned ws_seq = 0;              // work-shares this member has begun
+  unsigned single_seq = 0;          // single constructs this member has met
+  WorkShare *ws = nullptr;          // the work-share it is in
+  std::uint64_t static_trip = 0;    // static schedule: the next chunk round
+  // Explicit tasks only.
+  void (*fn)(void *) = nullptr;
+  void *data = nullptr;
+  MR_SyncTerm st;                   // the spark's join, initialised by the parent
+  std::vector<DepRef> preds;        // tasks to wait for before the body runs
+  DepRef node;                      // this task's completion, if it has dependences
+};
+
+// A loop or sections construct shared by the members of a team.
+struct WorkShare {
+  unsigned seq = 0;
+  int kind = SCHED_STATIC;          // resolved: static, dynamic or guided
+  bool ull = false;
+  bool up = true;                   // ull loops: counting up
+  std::uint64_t n = 0;              // iterations
+  std::uint64_t chunk = 0;          // chunk size (0: static's one block per member)
+  std::int64_t start = 0, incr = 1; // long loops (ull ones keep the bits in the same fields)
+  std::int64_t end = 0;
+  std::atomic<std::uint64_t> next{0};  // dynamic and guided: the next iteration index
+  std::atomic<int> left{0};            // members that have not ended it yet
+};
+
+// A team: one parallel region.
+struct Team {
+  int n = 1;
+  int level = 0;          // omp_get_level inside it
+  int active_level = 0;   // omp_get_active_level inside it
+  std::vector<int> ancestor_tid;   // thread number at each level 0..level (this one: the member's)
+  std::vector<int> ancestor_size;  // team size at each level
+  void (*fn)(void *) = nullptr;
+  void *data = nullptr;
+  // The barrier: arrivals of the current generation and one future per generation parity.
+  std::atomic<unsigned> arrived{0};
+  std::atomic<unsigned> generation{0};
+  MR_Future bar[2] = {MR_FUTURE_INIT, MR_FUTURE_INIT};
+  std::atomic<unsigned> single_count{0};
+  void *copy_ptr = nullptr;         // single copyprivate: the winner's data
+  std::mutex ws_lock;
+  std::unordered_map<unsigned, WorkShare *> ws;  // live work-shares by sequence number
+  std::vector<int> engine_member;   // member bound on each engine, or -1
+  std::vector<Task> members;        // the implicit tasks
+  std::atomic<int> refs{0};         // members still using the team, and its creator
+  bool top_slots = false;           // members beyond the engines use the top-level pool slots
+};
+
+// The task running on this thread (the initial task of the thread if none).
+Task *current();
+void set_current(Task *t);
+
+// Start mrengine if it is not running (the caller becomes engine 0).
+void ensure_runtime();
+
+// Barrier of the current team without the task part (all members arrive, then all leave).
+void team_barrier(Team *t);
+// Join every child of t (taskwait).
+void join_children(Task *t, std::size_t mark = 0);
+
+// Work-shares (loop.cpp).
+void ws_end(Task *self);
+void ws_init_loop(WorkShare *w, int kind, std::int64_t start, std::int64_t end, std::int64_t incr,
+                  std::int64_t chunk, int nthreads);
+void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint64_t end,
+                 std::uint64_t incr, std::uint64_t chunk, int nthreads);
+int resolve_kind(int kind, std::int64_t *chunk);
+
+// Run fn(data) as a parallel region of `nthreads` (0: the ICV) with `preset` the first
+// work-share of every member (or nullptr).
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
+
+}  // namespace mrg
+
+#endif

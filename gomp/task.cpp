@@ -1,0 +1,237 @@
+// task.cpp: explicit tasks as mrengine sparks, their dependences, taskwait and taskgroup.
+//
+// A deferred task is a spark with a sync term of two conjuncts of its own: the spark and its
+// parent, which joins it at a taskwait, at the end of the taskgroup it was created in, at the
+// end of the parent task, or at the barrier (implicit tasks). Joining its children before it
+// ends makes a task complete only after its descendants, so a join of the children covers every
+// descendant (taskgroup, barrier). A task binds its context to the engine where it starts
+// (MR_context_bind_here): a tied task never changes OS thread, as threadprivate variables,
+// errno and gcc's caching of thread-local addresses require.
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "gomp.hpp"
+
+namespace mrg {
+
+namespace {
+
+// gcc's GOMP_task flags (the ABI).
+constexpr unsigned kUntied = 1u << 0, kFinal = 1u << 1, kDepend = 1u << 3,
+                   kDetach = 1u << 13;
+// Dependence kinds of depobj entries.
+constexpr uintptr_t kDepIn = 1;
+
+struct Dep {
+  void *addr;
+  bool out;
+};
+
+// The dependences of a depend array, in either of gcc's two layouts.
+std::vector<Dep> parse_depend(void **depend) {
+  std::vector<Dep> deps;
+  auto count = [](void *p) { return static_cast<size_t>(reinterpret_cast<uintptr_t>(p)); };
+  if (count(depend[0]) != 0) {
+    // depend[0] total, depend[1] out/inout, then the addresses: out ones first.
+    size_t n = count(depend[0]), nout = count(depend[1]);
+    for (size_t i = 0; i < n; i++) deps.push_back({depend[2 + i], i < nout});
+  } else {
+    // depend[1] total, [2] out/inout, [3] mutexinoutset, [4] in, then addresses in that
+    // order, then depobj entries (each a pointer to {address, kind}).
+    size_t n = count(depend[1]), nout = count(depend[2]), nmutex = count(depend[3]),
+           nin = count(depend[4]);
+    size_t direct = nout + nmutex + nin;
+    for (size_t i = 0; i < n; i++) {
+      if (i < direct) {
+        deps.push_back({depend[5 + i], i < nout + nmutex});  // mutexinoutset: as inout
+      } else {
+        auto **obj = static_cast<void **>(depend[5 + i]);
+        deps.push_back({obj[0], reinterpret_cast<uintptr_t>(obj[1]) != kDepIn});
+      }
+    }
+  }
+  return deps;
+}
+
+void add_pred(std::vector<DepRef> *preds, const DepRef &d, const DepRef &self) {
+  if (!d || d == self || MR_future_is_signalled(&d->done)) return;
+  for (const auto &p : *preds)
+    if (p == d) return;
+  preds->push_back(d);
+}
+
+// The predecessors among parent's children of a task with these dependences; with node set,
+// record the task as the latest for its addresses.
+std::vector<DepRef> link_deps(Task *parent, const std::vector<Dep> &deps, const DepRef &node) {
+  std::vector<DepRef> preds;
+  if (!parent->deps) parent->deps = std::make_unique<DepMap>();
+  for (const Dep &d : deps) {
+    DepEntry &e = (*parent->deps)[d.addr];
+    add_pred(&preds, e.last_out, node);
+    if (d.out) {
+      for (const auto &r : e.ins) add_pred(&preds, r, node);
+      if (node) {
+        e.last_out = node;
+        e.ins.clear();
+      }
+    } else if (node) {
+      // Forget readers that have finished, so a long run of them does not pile up.
+      if (e.ins.size() >= 64)
+        std::erase_if(e.ins, [](const DepRef &r) { return MR_future_is_signalled(&r->done); });
+      e.ins.push_back(node);
+    }
+  }
+  return preds;
+}
+
+void wait_preds(const std::vector<DepRef> &preds) {
+  for (const auto &p : preds) MR_future_wait(&p->done);
+}
+
+// The body of a task, on the thread that runs it, and everything after it.
+void run_body(Task *t, Task *prev) {
+  set_current(t);
+  t->fn(t->data);
+  set_current(t);
+  join_children(t);
+  if (t->node) MR_future_signal(&t->node->done, 1);
+  set_current(prev);
+}
+
+// The spark of a deferred task.
+void run_spark(void *arg) {
+  auto *t = static_cast<Task *>(arg);
+  // From here on this context stays on this engine's thread (a tied task).
+  int e = MR_context_bind_here();
+  Task *prev = current();
+  if (e >= 0 && static_cast<size_t>(e) < t->team->engine_member.size() &&
+      t->team->engine_member[e] >= 0)
+    t->thread_num = t->team->engine_member[e];
+  wait_preds(t->preds);
+  t->preds.clear();
+  run_body(t, prev);
+}
+
+}  // namespace
+
+void join_children(Task *t, std::size_t mark) {
+  while (t->children.size() > mark) {
+    Task *c = t->children.back();
+    t->children.pop_back();
+    MR_join_and_continue(&c->st);
+    // The join may have run other tasks on this thread.
+    set_current(t);
+    c->~Task();
+    free(c);
+  }
+  for (auto &g : t->groups) g = std::min(g, t->children.size());
+  if (mark == 0 && t->deps) t->deps->clear();
+}
+
+}  // namespace mrg
+
+using namespace mrg;
+
+MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                          long arg_size, long arg_align, bool if_clause, unsigned flags,
+                          void **depend, int priority, void *detach) {
+  (void)priority;  // no priorities: every task is a spark in creation order
+  if ((flags & kDetach) || detach) unsupported("GOMP_task", "detach clause");
+  ensure_runtime();
+  Task *parent = current();
+  std::vector<Dep> deps;
+  if ((flags & kDepend) && depend) deps = parse_depend(depend);
+  // Untied tasks are run as tied ones (allowed: untied only permits migration).
+  (void)kUntied;
+  bool final_ = parent->final_ || (flags & kFinal);
+
+  if (!if_clause || parent->final_) {
+    // Undeferred (if(0)) or included (in a final task): run here and now, after its
+    // predecessors.
+    DepRef node = deps.empty() ? nullptr : std::make_shared<DepNode>();
+    if (!deps.empty()) {
+      wait_preds(link_deps(parent, deps, node));
+      set_current(parent);
+    }
+    Task t;
+    t.team = parent->team;
+    t.thread_num = parent->thread_num;
+    t.final_ = final_;
+    t.icv = parent->icv;
+    t.node = node;
+    if (cpyfn) {
+      size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
+      char *buf = static_cast<char *>(aligned_alloc(align, (static_cast<size_t>(arg_size) + align - 1) / align * align + align));
+      if (!buf) die("out of memory for a task's data");
+      cpyfn(buf, data);
+      t.fn = fn;
+      t.data = buf;
+      run_body(&t, parent);
+      free(buf);
+    } else {
+      t.fn = fn;
+      t.data = data;
+      run_body(&t, parent);
+    }
+    return;
+  }
+
+  // Deferred: one allocation for the record and a copy of the data after it.
+  size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
+  align = std::max(align, alignof(Task));
+  size_t head = (sizeof(Task) + align - 1) / align * align;
+  size_t size = head + static_cast<size_t>(arg_size > 0 ? arg_size : 0);
+  size = (size + align - 1) / align * align;
+  void *mem = aligned_alloc(align, size);
+  if (!mem) die("out of memory for a task");
+  Task *t = new (mem) Task;
+  char *buf = static_cast<char *>(mem) + head;
+  if (cpyfn) cpyfn(buf, data);
+  else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
+  t->team = parent->team;
+  t->thread_num = parent->thread_num;
+  t->final_ = final_;
+  t->icv = parent->icv;
+  t->fn = fn;
+  t->data = buf;
+  if (!deps.empty()) {
+    t->node = std::make_shared<DepNode>();
+    t->preds = link_deps(parent, deps, t->node);
+  }
+  parent->children.push_back(t);
+  MR_sync_term_init(&t->st, 2);
+  MR_fork_new_child(&t->st, run_spark, t);
+}
+
+MRG_EXPORT void GOMP_taskwait(void) {
+  Task *self = current();
+  join_children(self);
+}
+
+MRG_EXPORT void GOMP_taskwait_depend(void **depend) {
+  Task *self = current();
+  if (!depend) return;
+  std::vector<Dep> deps = parse_depend(depend);
+  wait_preds(link_deps(self, deps, nullptr));
+  set_current(self);
+}
+
+MRG_EXPORT void GOMP_taskyield(void) {
+  // A tied task may only be resumed on its own thread, and this runtime does not interleave
+  // tasks on one thread except at joins: nothing to do.
+}
+
+MRG_EXPORT void GOMP_taskgroup_start(void) {
+  Task *self = current();
+  self->groups.push_back(self->children.size());
+}
+
+MRG_EXPORT void GOMP_taskgroup_end(void) {
+  Task *self = current();
+  if (self->groups.empty()) die("GOMP_taskgroup_end without GOMP_taskgroup_start");
+  size_t mark = self->groups.back();
+  self->groups.pop_back();
+  join_children(self, mark);
+}
