@@ -81,6 +81,9 @@ struct Task {
   unsigned single_seq = 0;          // single constructs this member has met
   WorkShare *ws = nullptr;          // the work-share it is in
   std::uint64_t static_trip = 0;    // static schedule: the next chunk round
+  // Ordered loops: the chunk [ord_lo, ord_hi) this member holds, if ord_held.
+  std::uint64_t ord_lo = 0, ord_hi = 0;
+  bool ord_held = false;
   // Explicit tasks only.
   void (*fn)(void *) = nullptr;
   void *data = nullptr;
@@ -101,6 +104,10 @@ struct WorkShare {
   std::int64_t end = 0;
   std::atomic<std::uint64_t> next{0};  // dynamic and guided: the next iteration index
   std::atomic<int> left{0};            // members that have not ended it yet
+  // Ordered loops: chunks are handed over in iteration order; ordered_next is the first
+  // iteration of the chunk whose ordered regions may run now.
+  bool ordered = false;
+  std::atomic<std::uint64_t> ordered_next{0};
 };
 
 // A team: one parallel region.
@@ -129,6 +136,9 @@ struct Team {
 // The task running on this thread (the initial task of the thread if none).
 Task *current();
 void set_current(Task *t);
+
+// Wait politely for another thread (sync.cpp): spin, then yield, then sleep in short spells.
+void backoff(unsigned *round);
 
 // Start mrengine if it is not running (the caller becomes engine 0).
 void ensure_runtime();

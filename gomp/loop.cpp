@@ -106,10 +106,34 @@ bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   }
 }
 
+// Ordered loops: once every earlier chunk has been handed over, hand over the member's chunk.
+void ordered_handover(Task *self) {
+  WorkShare *w = self->ws;
+  unsigned round = 0;
+  // acquire: the ordered regions of earlier chunks happen before ours.
+  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
+  // release: ours happen before the next chunk's.
+  w->ordered_next.store(self->ord_hi, std::memory_order_release);
+  self->ord_held = false;
+}
+
+// The member's next chunk, with the ordered-loop bookkeeping.
+bool take_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
+  WorkShare *w = self->ws;
+  if (w && w->ordered && self->ord_held) ordered_handover(self);
+  if (!next_chunk(self, lo, hi)) return false;
+  if (w->ordered) {
+    self->ord_lo = *lo;
+    self->ord_hi = *hi;
+    self->ord_held = true;
+  }
+  return true;
+}
+
 bool next_long(long *istart, long *iend) {
   Task *self = current();
   std::uint64_t lo, hi;
-  if (!next_chunk(self, &lo, &hi)) return false;
+  if (!take_chunk(self, &lo, &hi)) return false;
   WorkShare *w = self->ws;
   *istart = static_cast<long>(w->start + static_cast<std::int64_t>(lo) * w->incr);
   *iend = hi == w->n ? static_cast<long>(w->end)
@@ -120,7 +144,7 @@ bool next_long(long *istart, long *iend) {
 bool next_ull(unsigned long long *istart, unsigned long long *iend) {
   Task *self = current();
   std::uint64_t lo, hi;
-  if (!next_chunk(self, &lo, &hi)) return false;
+  if (!take_chunk(self, &lo, &hi)) return false;
   WorkShare *w = self->ws;
   auto start = static_cast<std::uint64_t>(w->start), incr = static_cast<std::uint64_t>(w->incr);
   *istart = start + lo * incr;
@@ -128,22 +152,27 @@ bool next_ull(unsigned long long *istart, unsigned long long *iend) {
   return true;
 }
 
-bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend) {
+bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
+                bool ordered = false) {
   Task *self = current();
   std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
-  ws_begin(self, [&](WorkShare *w) { ws_init_loop(w, kind, start, end, incr, c, 0); });
+  ws_begin(self, [&](WorkShare *w) {
+    ws_init_loop(w, kind, start, end, incr, c, 0);
+    w->ordered = ordered;
+  });
   return next_long(istart, iend);
 }
 
 bool start_ull(int kind, bool up, unsigned long long start, unsigned long long end,
                unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
-               unsigned long long *iend) {
+               unsigned long long *iend, bool ordered = false) {
   Task *self = current();
   std::int64_t c = static_cast<std::int64_t>(chunk);
   kind = resolve_kind(kind, &c);
   ws_begin(self, [&](WorkShare *w) {
     ws_init_ull(w, kind, up, start, end, incr, static_cast<std::uint64_t>(c), 0);
+    w->ordered = ordered;
   });
   return next_ull(istart, iend);
 }
@@ -192,6 +221,7 @@ void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint
 void ws_end(Task *self) {
   WorkShare *w = self->ws;
   if (!w) return;
+  if (self->ord_held) ordered_handover(self);
   self->ws = nullptr;
   Team *t = self->team;
   // acq_rel: the last member sees every other member done with it before freeing it.
@@ -292,6 +322,73 @@ MRG_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned 
   return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend);
 }
 
+// ---- ordered loops ----------------------------------------------------------------------------
+
+#define MRG_ORDERED_START(name, kind)                                                           \
+  MRG_EXPORT bool name(long start, long end, long incr, long chunk, long *istart, long *iend) { \
+    return start_long(kind, start, end, incr, chunk, istart, iend, true);                        \
+  }
+MRG_ORDERED_START(GOMP_loop_ordered_static_start, SCHED_STATIC)
+MRG_ORDERED_START(GOMP_loop_ordered_dynamic_start, SCHED_DYNAMIC)
+MRG_ORDERED_START(GOMP_loop_ordered_guided_start, SCHED_GUIDED)
+MRG_EXPORT bool GOMP_loop_ordered_runtime_start(long start, long end, long incr, long *istart,
+                                                long *iend) {
+  return start_long(SCHED_RUNTIME, start, end, incr, 0, istart, iend, true);
+}
+MRG_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk,
+                                        long *istart, long *iend, uintptr_t *reductions,
+                                        void **mem) {
+  if (reductions) unsupported("GOMP_loop_ordered_start", "task reductions");
+  if (mem) unsupported("GOMP_loop_ordered_start", "lastprivate conditional or scan memory");
+  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, true);
+}
+MRG_LOOP_NEXT(GOMP_loop_ordered_static_next)
+MRG_LOOP_NEXT(GOMP_loop_ordered_dynamic_next)
+MRG_LOOP_NEXT(GOMP_loop_ordered_guided_next)
+MRG_LOOP_NEXT(GOMP_loop_ordered_runtime_next)
+
+#define MRG_ULL_ORDERED_START(name, kind)                                                \
+  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end,        \
+                       unsigned long long incr, unsigned long long chunk,                \
+                       unsigned long long *istart, unsigned long long *iend) {           \
+    return start_ull(kind, up, start, end, incr, chunk, istart, iend, true);             \
+  }
+MRG_ULL_ORDERED_START(GOMP_loop_ull_ordered_static_start, SCHED_STATIC)
+MRG_ULL_ORDERED_START(GOMP_loop_ull_ordered_dynamic_start, SCHED_DYNAMIC)
+MRG_ULL_ORDERED_START(GOMP_loop_ull_ordered_guided_start, SCHED_GUIDED)
+MRG_EXPORT bool GOMP_loop_ull_ordered_runtime_start(bool up, unsigned long long start,
+                                                    unsigned long long end, unsigned long long incr,
+                                                    unsigned long long *istart,
+                                                    unsigned long long *iend) {
+  return start_ull(SCHED_RUNTIME, up, start, end, incr, 0, istart, iend, true);
+}
+MRG_EXPORT bool GOMP_loop_ull_ordered_start(bool up, unsigned long long start,
+                                            unsigned long long end, unsigned long long incr,
+                                            long sched, unsigned long long chunk,
+                                            unsigned long long *istart, unsigned long long *iend,
+                                            uintptr_t *reductions, void **mem) {
+  if (reductions) unsupported("GOMP_loop_ull_ordered_start", "task reductions");
+  if (mem) unsupported("GOMP_loop_ull_ordered_start", "lastprivate conditional or scan memory");
+  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, true);
+}
+MRG_ULL_NEXT(GOMP_loop_ull_ordered_static_next)
+MRG_ULL_NEXT(GOMP_loop_ull_ordered_dynamic_next)
+MRG_ULL_NEXT(GOMP_loop_ull_ordered_guided_next)
+MRG_ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
+
+// The ordered region of the member's current iteration runs once every earlier chunk has been
+// handed over; iterations within a chunk are in order on the member itself.
+MRG_EXPORT void GOMP_ordered_start(void) {
+  Task *self = current();
+  WorkShare *w = self->ws;
+  if (!w || !w->ordered || !self->ord_held) return;  // not in an ordered loop: nothing to order
+  unsigned round = 0;
+  // acquire: as ordered_handover.
+  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
+}
+
+MRG_EXPORT void GOMP_ordered_end(void) {}
+
 // ---- the end of a loop ----------------------------------------------------------------------
 
 MRG_EXPORT void GOMP_loop_end(void) {
@@ -348,7 +445,7 @@ namespace {
 unsigned next_section() {
   Task *self = current();
   std::uint64_t lo, hi;
-  if (!next_chunk(self, &lo, &hi)) return 0;
+  if (!take_chunk(self, &lo, &hi)) return 0;
   return static_cast<unsigned>(lo + 1);
 }
 

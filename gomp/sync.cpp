@@ -14,7 +14,8 @@ namespace {
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
-// Wait politely: spin, then yield, then sleep for short spells.
+}  // namespace
+
 void backoff(unsigned *round) {
   unsigned r = (*round)++;
   if (r < 64) {
@@ -26,6 +27,8 @@ void backoff(unsigned *round) {
     nanosleep(&ts, nullptr);
   }
 }
+
+namespace {
 
 template <class T>
 void lock_word(T *word) {
