@@ -43,7 +43,8 @@ MRG_EXPORT int omp_get_max_active_levels(void) {
 MRG_EXPORT int omp_get_supported_active_levels(void) { return 255; }
 MRG_EXPORT int omp_get_thread_limit(void) {
   current();
-  return G.thread_limit;
+  int limit = current()->team->teams_thread_limit;
+  return limit > 0 ? std::min(limit, G.thread_limit) : G.thread_limit;
 }
 MRG_EXPORT int omp_get_level(void) { return current()->team->level; }
 MRG_EXPORT int omp_get_active_level(void) { return current()->team->active_level; }
@@ -101,12 +102,31 @@ MRG_EXPORT int omp_get_device_num(void) { return 0; }
 
 // ---- one team of teams, no places ------------------------------------------------------------
 
-MRG_EXPORT int omp_get_num_teams(void) { return 1; }
-MRG_EXPORT int omp_get_team_num(void) { return 0; }
-MRG_EXPORT int omp_get_max_teams(void) { return 1; }
-MRG_EXPORT void omp_set_num_teams(int n) { (void)n; }
-MRG_EXPORT int omp_get_teams_thread_limit(void) { return omp_get_thread_limit(); }
-MRG_EXPORT void omp_set_teams_thread_limit(int n) { (void)n; }
+// nteams-var and teams-thread-limit-var (0: unset): the league size of a teams construct
+// without num_teams, and what omp_get_teams_thread_limit reports.
+static int env_positive(const char *name) {
+  const char *s = getenv(name);
+  int v = s ? atoi(s) : 0;
+  return v > 0 ? v : 0;
+}
+static std::atomic<int> nteams_var{env_positive("OMP_NUM_TEAMS")};
+static std::atomic<int> teams_thread_limit_var{env_positive("OMP_TEAMS_THREAD_LIMIT")};
+MRG_EXPORT int omp_get_num_teams(void) { return current()->team->num_teams; }
+MRG_EXPORT int omp_get_team_num(void) { return current()->team->team_num; }
+// relaxed: a value of its own, with no data published through it.
+MRG_EXPORT int omp_get_max_teams(void) { return nteams_var.load(std::memory_order_relaxed); }
+MRG_EXPORT void omp_set_num_teams(int n) {
+  // relaxed: as above.
+  if (n > 0) nteams_var.store(n, std::memory_order_relaxed);
+}
+MRG_EXPORT int omp_get_teams_thread_limit(void) {
+  // relaxed: as above.
+  return teams_thread_limit_var.load(std::memory_order_relaxed);
+}
+MRG_EXPORT void omp_set_teams_thread_limit(int n) {
+  // relaxed: as above.
+  if (n > 0) teams_thread_limit_var.store(n, std::memory_order_relaxed);
+}
 MRG_EXPORT int omp_get_num_places(void) { return 0; }
 MRG_EXPORT int omp_get_place_num(void) { return -1; }
 MRG_EXPORT int omp_get_place_num_procs(int place) {
@@ -116,11 +136,13 @@ MRG_EXPORT int omp_get_place_num_procs(int place) {
 MRG_EXPORT void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
 MRG_EXPORT int omp_get_partition_num_places(void) { return 0; }
 MRG_EXPORT void omp_get_partition_place_nums(int *nums) { (void)nums; }
+// Pausing may release the runtime's resources; keeping them is allowed (the next region finds
+// them ready), so the request succeeds for the host and fails for any other device.
 MRG_EXPORT int omp_pause_resource(int kind, int device) {
-  (void)kind, (void)device;
-  return -1;  // the runtime's threads stay: report that nothing was paused
+  (void)kind;
+  return device == 0 ? 0 : -1;
 }
 MRG_EXPORT int omp_pause_resource_all(int kind) {
   (void)kind;
-  return -1;
+  return 0;
 }

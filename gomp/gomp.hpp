@@ -48,6 +48,7 @@ struct Globals {
 };
 extern Globals G;
 
+
 // The completion of an explicit task that others may depend on.
 struct DepNode {
   MR_Future done = MR_FUTURE_INIT;
@@ -90,6 +91,7 @@ struct Task {
   MR_SyncTerm st;                   // the spark's join, initialised by the parent
   std::vector<DepRef> preds;        // tasks to wait for before the body runs
   DepRef node;                      // this task's completion, if it has dependences
+  DepRef event;                     // detach: the event that completes it (omp_fulfill_event)
 };
 
 // A loop or sections construct shared by the members of a team.
@@ -131,6 +133,9 @@ struct Team {
   std::vector<Task> members;        // the implicit tasks
   std::atomic<int> refs{0};         // members still using the team, and its creator
   bool top_slots = false;           // members beyond the engines use the top-level pool slots
+  // The host teams construct the team is in (inherited from the encountering team): team
+  // number, league size and the teams' thread_limit (0: none).
+  int team_num = 0, num_teams = 1, teams_thread_limit = 0;
 };
 
 // The task running on this thread (the initial task of the thread if none).

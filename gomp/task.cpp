@@ -11,16 +11,21 @@
 #include <string.h>
 
 #include <new>
+#include <type_traits>
 
 #include "gomp.hpp"
+
+MRG_EXPORT void GOMP_taskgroup_start(void);
+MRG_EXPORT void GOMP_taskgroup_end(void);
 
 namespace mrg {
 
 namespace {
 
 // gcc's GOMP_task flags (the ABI).
-constexpr unsigned kUntied = 1u << 0, kFinal = 1u << 1, kDepend = 1u << 3,
-                   kDetach = 1u << 13;
+constexpr unsigned kUntied = 1u << 0, kFinal = 1u << 1, kDepend = 1u << 3, kUp = 1u << 8,
+                   kGrainsize = 1u << 9, kIf = 1u << 10, kNogroup = 1u << 11,
+                   kReduction = 1u << 12, kDetach = 1u << 13;
 // Dependence kinds of depobj entries.
 constexpr uintptr_t kDepIn = 1;
 
@@ -96,6 +101,12 @@ void run_body(Task *t, Task *prev) {
   t->fn(t->data);
   set_current(t);
   join_children(t);
+  if (t->event) {
+    // A detached task completes when its event is fulfilled (omp_fulfill_event).
+    MR_future_wait(&t->event->done);
+    set_current(t);
+    t->event.reset();
+  }
   if (t->node) MR_future_signal(&t->node->done, 1);
   set_current(prev);
 }
@@ -134,11 +145,40 @@ void join_children(Task *t, std::size_t mark) {
 
 using namespace mrg;
 
-MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                          long arg_size, long arg_align, bool if_clause, unsigned flags,
-                          void **depend, int priority, void *detach) {
-  (void)priority;  // no priorities: every task is a spark in creation order
-  if ((flags & kDetach) || detach) unsupported("GOMP_task", "detach clause");
+namespace mrg {
+namespace {
+
+// Write a taskloop task's bounds into its copy of the data (the first two fields).
+struct Bounds {
+  bool ull;
+  std::uint64_t lo, hi;
+};
+
+void patch_data(char *buf, const Bounds *b) {
+  if (!b) return;
+  if (b->ull) {
+    auto *p = reinterpret_cast<unsigned long long *>(buf);
+    p[0] = b->lo;
+    p[1] = b->hi;
+  } else {
+    auto *p = reinterpret_cast<long *>(buf);
+    p[0] = static_cast<long>(b->lo);
+    p[1] = static_cast<long>(b->hi);
+  }
+}
+
+// A detached task's event handle goes to the variable `detach` points to and to the first word
+// of the data block, where gcc places the task's firstprivate copy of that variable (the ABI);
+// both before the data is copied.
+void set_event(void *detach, void *data, DepNode *ev) {
+  auto handle = reinterpret_cast<uintptr_t>(ev);
+  *static_cast<uintptr_t *>(detach) = handle;
+  if (data) *static_cast<uintptr_t *>(data) = handle;
+}
+
+void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                 long arg_align, bool if_clause, unsigned flags, void **depend, void *detach,
+                 const Bounds *bounds) {
   ensure_runtime();
   Task *parent = current();
   std::vector<Dep> deps;
@@ -146,6 +186,12 @@ MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, 
   // Untied tasks are run as tied ones (allowed: untied only permits migration).
   (void)kUntied;
   bool final_ = parent->final_ || (flags & kFinal);
+  DepRef event;
+  if ((flags & kDetach) && detach) {
+    event = std::make_shared<DepNode>();
+    // Before the data is copied: the task reads the handle from its copy of the variable.
+    set_event(detach, data, event.get());
+  }
 
   if (!if_clause || parent->final_) {
     // Undeferred (if(0)) or included (in a final task): run here and now, after its
@@ -161,17 +207,20 @@ MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, 
     t.final_ = final_;
     t.icv = parent->icv;
     t.node = node;
-    if (cpyfn) {
+    t.event = event;
+    t.fn = fn;
+    if (cpyfn || bounds) {
       size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
-      char *buf = static_cast<char *>(aligned_alloc(align, (static_cast<size_t>(arg_size) + align - 1) / align * align + align));
+      size_t bytes = (static_cast<size_t>(arg_size > 0 ? arg_size : 0) + align - 1) / align * align;
+      char *buf = static_cast<char *>(aligned_alloc(align, bytes + align));
       if (!buf) die("out of memory for a task's data");
-      cpyfn(buf, data);
-      t.fn = fn;
+      if (cpyfn) cpyfn(buf, data);
+      else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
+      patch_data(buf, bounds);
       t.data = buf;
       run_body(&t, parent);
       free(buf);
     } else {
-      t.fn = fn;
       t.data = data;
       run_body(&t, parent);
     }
@@ -190,12 +239,14 @@ MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, 
   char *buf = static_cast<char *>(mem) + head;
   if (cpyfn) cpyfn(buf, data);
   else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
+  patch_data(buf, bounds);
   t->team = parent->team;
   t->thread_num = parent->thread_num;
   t->final_ = final_;
   t->icv = parent->icv;
   t->fn = fn;
   t->data = buf;
+  t->event = event;
   if (!deps.empty()) {
     t->node = std::make_shared<DepNode>();
     t->preds = link_deps(parent, deps, t->node);
@@ -203,6 +254,91 @@ MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, 
   parent->children.push_back(t);
   MR_sync_term_init(&t->st, 2);
   MR_fork_new_child(&t->st, run_spark, t);
+}
+
+// taskloop: split the iterations into tasks (grainsize, num_tasks, or one per team member),
+// inside a taskgroup unless nogroup.
+template <class T>
+void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+              long arg_size, long arg_align, unsigned flags, unsigned long num_tasks, T start,
+              T end, T step) {
+  if (flags & kReduction) unsupported(symbol, "reduction clause");
+  std::uint64_t n;
+  if constexpr (std::is_signed_v<T>) {
+    __int128 s = start, e = end, i = step;
+    n = i > 0 ? (s < e ? static_cast<std::uint64_t>((e - s + i - 1) / i) : 0)
+              : (s > e ? static_cast<std::uint64_t>((s - e - i - 1) / -i) : 0);
+  } else {
+    unsigned __int128 s = start, e = end;
+    if (flags & kUp) {
+      n = s < e ? static_cast<std::uint64_t>((e - s + step - 1) / step) : 0;
+    } else {
+      unsigned __int128 k = static_cast<T>(-step);
+      n = s > e ? static_cast<std::uint64_t>((s - e + k - 1) / k) : 0;
+    }
+  }
+  if (n == 0) return;
+  ensure_runtime();
+  Task *self = current();
+  std::uint64_t ntasks;
+  if (flags & kGrainsize) {
+    std::uint64_t g = num_tasks ? num_tasks : 1;
+    ntasks = std::max<std::uint64_t>(1, n / g);
+  } else if (num_tasks) {
+    ntasks = std::min<std::uint64_t>(num_tasks, n);
+  } else {
+    ntasks = std::min<std::uint64_t>(static_cast<std::uint64_t>(self->team->n), n);
+  }
+  bool group = !(flags & kNogroup);
+  if (group) GOMP_taskgroup_start();
+  std::uint64_t q = n / ntasks, r = n % ntasks, lo = 0;
+  unsigned task_flags = flags & (kUntied | kFinal);
+  for (std::uint64_t k = 0; k < ntasks; k++) {
+    std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    Bounds b;
+    b.ull = !std::is_signed_v<T>;
+    b.lo = static_cast<std::uint64_t>(start + static_cast<T>(lo) * step);
+    b.hi = hi == n ? static_cast<std::uint64_t>(end) : static_cast<std::uint64_t>(start + static_cast<T>(hi) * step);
+    create_task(fn, data, cpyfn, arg_size, arg_align, (flags & kIf) != 0, task_flags, nullptr,
+                nullptr, &b);
+    lo = hi;
+  }
+  if (group) GOMP_taskgroup_end();
+}
+
+}  // namespace
+}  // namespace mrg
+
+MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                          long arg_size, long arg_align, bool if_clause, unsigned flags,
+                          void **depend, int priority, void *detach) {
+  (void)priority;  // no priorities: every task is a spark in creation order
+  create_task(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach, nullptr);
+}
+
+MRG_EXPORT void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                              long arg_size, long arg_align, unsigned flags,
+                              unsigned long num_tasks, int priority, long start, long end,
+                              long step) {
+  (void)priority;
+  taskloop<long>("GOMP_taskloop", fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, start,
+                 end, step);
+}
+
+MRG_EXPORT void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                                  long arg_size, long arg_align, unsigned flags,
+                                  unsigned long num_tasks, int priority,
+                                  unsigned long long start, unsigned long long end,
+                                  unsigned long long step) {
+  (void)priority;
+  taskloop<unsigned long long>("GOMP_taskloop_ull", fn, data, cpyfn, arg_size, arg_align, flags,
+                               num_tasks, start, end, step);
+}
+
+MRG_EXPORT void omp_fulfill_event(uintptr_t event) {
+  auto *ev = reinterpret_cast<DepNode *>(event);
+  if (!ev) die("omp_fulfill_event: no such event");
+  MR_future_signal(&ev->done, 1);
 }
 
 MRG_EXPORT void GOMP_taskwait(void) {

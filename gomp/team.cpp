@@ -322,6 +322,7 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *pres
   if (outer->active_level >= G.max_active_levels) n = 1;
   if (enc->icv.dyn) n = std::min(n, G.engines);
   n = std::max(1, std::min(n, G.thread_limit));
+  if (outer->teams_thread_limit > 0) n = std::min(n, outer->teams_thread_limit);
 
   auto *t = new Team;
   t->n = n;
@@ -334,6 +335,9 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *pres
   t->ancestor_tid.push_back(0);
   t->ancestor_size = outer->ancestor_size;
   t->ancestor_size.push_back(n);
+  t->team_num = outer->team_num;
+  t->num_teams = outer->num_teams;
+  t->teams_thread_limit = outer->teams_thread_limit;
   t->members.resize(n);
   Icv icv = enc->icv;
   if (static_cast<size_t>(t->level) < G.nthreads_list.size())
@@ -425,4 +429,75 @@ MRG_EXPORT void GOMP_barrier(void) {
   Task *self = current();
   join_children(self);
   team_barrier(self->team);
+}
+
+// ---- cancellation: cancel-var is false ------------------------------------------------------
+//
+// omp_get_cancellation() is false, so a cancel construct does nothing and no cancellation point
+// ever sees a cancellation (OpenMP: with cancel-var false, cancel is ignored). A program run
+// with OMP_CANCELLATION=true expects regions to be cancelled: that is not supported.
+
+namespace {
+
+bool cancellation_requested() {
+  const char *s = getenv("OMP_CANCELLATION");
+  return s && strncasecmp(s, "true", 4) == 0;
+}
+
+}  // namespace
+
+MRG_EXPORT bool GOMP_cancel(int which, bool do_cancel) {
+  (void)which;
+  if (do_cancel && cancellation_requested()) unsupported("GOMP_cancel", "OMP_CANCELLATION=true");
+  return false;
+}
+
+MRG_EXPORT bool GOMP_cancellation_point(int which) {
+  (void)which;
+  return false;
+}
+
+MRG_EXPORT bool GOMP_barrier_cancel(void) {
+  GOMP_barrier();
+  return false;
+}
+
+MRG_EXPORT void GOMP_loop_end(void);
+MRG_EXPORT bool GOMP_loop_end_cancel(void) {
+  GOMP_loop_end();
+  return false;
+}
+
+MRG_EXPORT bool GOMP_sections_end_cancel(void) {
+  GOMP_loop_end();
+  return false;
+}
+
+// ---- host teams -----------------------------------------------------------------------------
+//
+// A teams construct on the host: the league's initial tasks run one after the other on the
+// encountering thread (teams may not synchronise with each other), each seeing its team number.
+
+
+MRG_EXPORT int omp_get_max_teams(void);
+MRG_EXPORT void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
+                               unsigned thread_limit, unsigned flags) {
+  (void)flags;
+  int n = num_teams ? static_cast<int>(num_teams) : std::max(1, omp_get_max_teams());
+  Task *self = current();
+  Team *t = self->team;  // the thread's initial team: teams constructs are outermost
+  Team saved_league;
+  saved_league.team_num = t->team_num;
+  saved_league.num_teams = t->num_teams;
+  saved_league.teams_thread_limit = t->teams_thread_limit;
+  t->num_teams = n;
+  t->teams_thread_limit = static_cast<int>(thread_limit);
+  for (int i = 0; i < n; i++) {
+    t->team_num = i;
+    fn(data);
+    set_current(self);
+  }
+  t->team_num = saved_league.team_num;
+  t->num_teams = saved_league.num_teams;
+  t->teams_thread_limit = saved_league.teams_thread_limit;
 }
