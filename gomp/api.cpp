@@ -146,3 +146,29 @@ MRG_EXPORT int omp_pause_resource_all(int kind) {
   (void)kind;
   return 0;
 }
+
+// The ICVs in the format of OMP_DISPLAY_ENV (OpenMP 5.1, "OMP_DISPLAY_ENV"); verbose adds
+// mrengine's engine count.
+MRG_EXPORT void omp_display_env(int verbose) {
+  const Icv &icv = current()->icv;
+  static const char *const kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+  fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
+  fprintf(stderr, "  _OPENMP = '201511'\n");
+  fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", icv.dyn ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_NESTED = '%s'\n", G.max_active_levels > 1 ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", icv.nthreads);
+  if (icv.chunk > 0)
+    fprintf(stderr, "  OMP_SCHEDULE = '%s,%d'\n", kinds[icv.sched], icv.chunk);
+  else
+    fprintf(stderr, "  OMP_SCHEDULE = '%s'\n", kinds[icv.sched]);
+  fprintf(stderr, "  OMP_PROC_BIND = 'FALSE'\n");
+  fprintf(stderr, "  OMP_PLACES = ''\n");
+  fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", G.wait_policy == 1 ? "ACTIVE" : "PASSIVE");
+  fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", G.thread_limit);
+  fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", G.max_active_levels);
+  fprintf(stderr, "  OMP_CANCELLATION = 'FALSE'\n");
+  fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
+  fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", G.max_task_priority);
+  if (verbose) fprintf(stderr, "  MRENGINE_ENGINES = '%d'\n", MR_num_engines());
+  fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
+}

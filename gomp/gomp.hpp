@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -110,6 +111,10 @@ struct WorkShare {
   // iteration of the chunk whose ordered regions may run now.
   bool ordered = false;
   std::atomic<std::uint64_t> ordered_next{0};
+  // Memory the compiler asked for (lastprivate conditional, scan): zeroed, shared by the team's
+  // members for this work-share, freed with it.
+  void *mem = nullptr;
+  ~WorkShare() { free(mem); }
 };
 
 // A team: one parallel region.
@@ -136,6 +141,7 @@ struct Team {
   // The host teams construct the team is in (inherited from the encountering team): team
   // number, league size and the teams' thread_limit (0: none).
   int team_num = 0, num_teams = 1, teams_thread_limit = 0;
+  Task *encountering = nullptr;     // the task that started the region (member 0 returns to it)
 };
 
 // The task running on this thread (the initial task of the thread if none).

@@ -4,6 +4,8 @@
 // the work-share) and turned back into the program's bounds for each chunk. Members meet
 // work-shares in the same order, so the k-th work-share a member begins is the team's k-th: the
 // team keeps the live ones by that number, and the last member to end one frees it.
+#include <string.h>
+
 #include <algorithm>
 
 #include "gomp.hpp"
@@ -152,28 +154,41 @@ bool next_ull(unsigned long long *istart, unsigned long long *iend) {
   return true;
 }
 
+// The team-shared memory of a work-share: *mem holds the bytes wanted, and gets the block.
+void *ws_mem(std::uintptr_t bytes) {
+  size_t size = (bytes + 63) / 64 * 64;
+  void *p = aligned_alloc(64, size ? size : 64);
+  if (!p) die("out of memory for a work-share's memory");
+  memset(p, 0, size ? size : 64);
+  return p;
+}
+
 bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
-                bool ordered = false) {
+                bool ordered = false, void **mem = nullptr) {
   Task *self = current();
   std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
-  ws_begin(self, [&](WorkShare *w) {
+  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
     ws_init_loop(w, kind, start, end, incr, c, 0);
     w->ordered = ordered;
+    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
+  if (mem) *mem = ws->mem;
   return next_long(istart, iend);
 }
 
 bool start_ull(int kind, bool up, unsigned long long start, unsigned long long end,
                unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
-               unsigned long long *iend, bool ordered = false) {
+               unsigned long long *iend, bool ordered = false, void **mem = nullptr) {
   Task *self = current();
   std::int64_t c = static_cast<std::int64_t>(chunk);
   kind = resolve_kind(kind, &c);
-  ws_begin(self, [&](WorkShare *w) {
+  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
     ws_init_ull(w, kind, up, start, end, incr, static_cast<std::uint64_t>(c), 0);
     w->ordered = ordered;
+    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
+  if (mem) *mem = ws->mem;
   return next_ull(istart, iend);
 }
 
@@ -270,9 +285,8 @@ MRG_LOOP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next)
 MRG_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
                                 long *istart, long *iend, uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_start", "lastprivate conditional or scan memory");
-  if (!istart) unsupported("GOMP_loop_start", "ordered or doacross");
-  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend);
+  if (!istart) unsupported("GOMP_loop_start", "without iteration bounds");
+  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, false, mem);
 }
 
 // ---- the unsigned long long loops -----------------------------------------------------------
@@ -317,9 +331,8 @@ MRG_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned 
                                     unsigned long long *istart, unsigned long long *iend,
                                     uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_ull_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_ull_start", "lastprivate conditional or scan memory");
-  if (!istart) unsupported("GOMP_loop_ull_start", "ordered or doacross");
-  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend);
+  if (!istart) unsupported("GOMP_loop_ull_start", "without iteration bounds");
+  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, false, mem);
 }
 
 // ---- ordered loops ----------------------------------------------------------------------------
@@ -458,8 +471,12 @@ MRG_EXPORT unsigned GOMP_sections_start(unsigned count) {
 
 MRG_EXPORT unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_sections2_start", "task reductions");
-  if (mem) unsupported("GOMP_sections2_start", "lastprivate conditional memory");
-  return GOMP_sections_start(count);
+  WorkShare *ws = ws_begin(current(), [&](WorkShare *w) {
+    ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
+    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
+  });
+  if (mem) *mem = ws->mem;
+  return next_section();
 }
 
 MRG_EXPORT unsigned GOMP_sections_next(void) { return next_section(); }

@@ -314,7 +314,8 @@ void member_entry(void *arg) {
 
 }  // namespace
 
-void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset) {
+// Start a team: members 1..n-1 start running fn(data); the caller becomes member 0.
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset) {
   ensure_runtime();
   Task *enc = current();
   Team *outer = enc->team;
@@ -405,15 +406,26 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *pres
       if (rc != 0) die("cannot start team member %d: %s", i, MR_strerror(rc));
     }
   }
+  t->encountering = enc;
+  set_current(&t->members[0]);
+  return t;
+}
+
+// Member 0's end of the region: its tasks, the barrier, and back to the encountering task.
+void parallel_end(Team *t) {
   Task *self = &t->members[0];
   set_current(self);
-  fn(data);
-  set_current(self);
   end_implicit(self);
-  set_current(enc);
+  set_current(t->encountering);
   // release: the next top-level team sees this one's slot jobs queued first.
-  if (slots) slots_busy.store(false, std::memory_order_release);
+  if (t->top_slots) slots_busy.store(false, std::memory_order_release);
   release_team(t);
+}
+
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset) {
+  Team *t = parallel_begin(fn, data, nthreads, preset);
+  fn(data);
+  parallel_end(t);
 }
 
 }  // namespace mrg
@@ -423,6 +435,18 @@ using namespace mrg;
 MRG_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads, unsigned flags) {
   (void)flags;  // proc_bind: engines are placed by --thread-pinning
   parallel(fn, data, nthreads, nullptr);
+}
+
+// The GOMP_1.0 form: the caller runs fn(data) itself between the two calls.
+MRG_EXPORT void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned nthreads) {
+  parallel_begin(fn, data, nthreads, nullptr);
+}
+
+MRG_EXPORT void GOMP_parallel_end(void) {
+  Task *self = current();
+  if (!self->implicit || self->thread_num != 0 || !self->team->encountering)
+    die("GOMP_parallel_end outside the region's member 0");
+  parallel_end(self->team);
 }
 
 MRG_EXPORT void GOMP_barrier(void) {
