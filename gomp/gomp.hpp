@@ -142,6 +142,7 @@ struct Team {
   // number, league size and the teams' thread_limit (0: none).
   int team_num = 0, num_teams = 1, teams_thread_limit = 0;
   Task *encountering = nullptr;     // the task that started the region (member 0 returns to it)
+  int reserved = 0;                 // members counted against thread-limit-var
 };
 
 // The task running on this thread (the initial task of the thread if none).

@@ -40,16 +40,21 @@ void run_target(void *p) {
     copies.push_back(copy);
   }
   (void)kMapFirstprivateInt;
+  // The region is a new initial task, alone in its team, outside any parallel region (its
+  // teams construct, if any, makes the league: GOMP_teams4).
   Task *self = current();
-  Team *t = self->team;
-  // A target region starts a league of one team unless its teams construct says otherwise.
-  int saved_num = t->team_num, saved_teams = t->num_teams;
-  t->team_num = 0;
-  t->num_teams = 1;
+  Team team;
+  team.ancestor_tid = {0};
+  team.ancestor_size = {1};
+  Task initial;
+  initial.team = &team;
+  initial.implicit = true;
+  initial.icv = self->icv;
+  set_current(&initial);
   r->fn(addrs.data());
+  set_current(&initial);
+  join_children(&initial);
   set_current(self);
-  t->team_num = saved_num;
-  t->num_teams = saved_teams;
   for (void *c : copies) free(c);
 }
 

@@ -193,8 +193,12 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
     set_event(detach, data, event.get());
   }
 
-  if (!if_clause || parent->final_) {
-    // Undeferred (if(0)) or included (in a final task): run here and now, after its
+  // A team of one thread has nobody else to run a deferred task: OpenMP lets its thread run
+  // it at once, as programs written for one thread expect (a detached task stays deferred:
+  // what fulfils its event may come later in this thread).
+  bool alone = parent->team->n == 1 && !event;
+  if (!if_clause || parent->final_ || alone) {
+    // Undeferred (if(0)), included (in a final task) or alone: run here and now, after its
     // predecessors.
     DepRef node = deps.empty() ? nullptr : std::make_shared<DepNode>();
     if (!deps.empty()) {

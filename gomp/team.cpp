@@ -247,6 +247,8 @@ std::vector<PoolThread *> slot_threads;  // slot i: member i of top-level teams
 // Held by the top-level team that uses the slots, so that two teams never queue members behind
 // each other on the same slot thread.
 std::atomic<bool> slots_busy{false};
+// Threads in active teams beyond the initial ones (for thread-limit-var), when it is set.
+std::atomic<int> threads_in_use{1};
 
 void run_member(Team *team, int i);
 
@@ -323,7 +325,22 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
   if (outer->active_level >= G.max_active_levels) n = 1;
   if (enc->icv.dyn) n = std::min(n, G.engines);
   n = std::max(1, std::min(n, G.thread_limit));
-  if (outer->teams_thread_limit > 0) n = std::min(n, outer->teams_thread_limit);
+  // thread-limit-var bounds the threads of the whole program at once: take the extra members
+  // from what the other active teams leave.
+  // Inside a teams construct its thread_limit bounds the team's contention group as well.
+  int limit = outer->teams_thread_limit > 0 ? std::min(G.thread_limit, outer->teams_thread_limit)
+                                             : G.thread_limit;
+  int extra = n - 1;
+  if (extra > 0 && limit < (1 << 20)) {
+    // relaxed: a count of its own, with no data published through it.
+    int used = threads_in_use.load(std::memory_order_relaxed);
+    do {
+      extra = std::max(0, std::min(n - 1, limit - used));
+    } while (!threads_in_use.compare_exchange_weak(used, used + extra, std::memory_order_relaxed));
+    n = extra + 1;
+  } else {
+    extra = 0;
+  }
 
   auto *t = new Team;
   t->n = n;
@@ -407,6 +424,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
     }
   }
   t->encountering = enc;
+  t->reserved = extra;
   set_current(&t->members[0]);
   return t;
 }
@@ -419,6 +437,8 @@ void parallel_end(Team *t) {
   set_current(t->encountering);
   // release: the next top-level team sees this one's slot jobs queued first.
   if (t->top_slots) slots_busy.store(false, std::memory_order_release);
+  // relaxed: as in parallel_begin.
+  if (t->reserved) threads_in_use.fetch_sub(t->reserved, std::memory_order_relaxed);
   release_team(t);
 }
 
@@ -504,10 +524,12 @@ MRG_EXPORT bool GOMP_sections_end_cancel(void) {
 
 
 MRG_EXPORT int omp_get_max_teams(void);
+MRG_EXPORT int omp_get_teams_thread_limit(void);
 MRG_EXPORT void GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
                                unsigned thread_limit, unsigned flags) {
   (void)flags;
   int n = num_teams ? static_cast<int>(num_teams) : std::max(1, omp_get_max_teams());
+  if (thread_limit == 0) thread_limit = static_cast<unsigned>(omp_get_teams_thread_limit());
   Task *self = current();
   Team *t = self->team;  // the thread's initial team: teams constructs are outermost
   Team saved_league;
