@@ -24,22 +24,12 @@ MRG_EXPORT int omp_get_num_procs(void) {
 }
 MRG_EXPORT void omp_set_dynamic(int d) { current()->icv.dyn = d != 0; }
 MRG_EXPORT int omp_get_dynamic(void) { return current()->icv.dyn; }
-MRG_EXPORT void omp_set_nested(int nested) {
-  current();  // the environment is read before it is overridden
-  G.max_active_levels = nested ? 255 : 1;
-}
-MRG_EXPORT int omp_get_nested(void) {
-  current();
-  return G.max_active_levels > 1;
-}
+MRG_EXPORT void omp_set_nested(int nested) { current()->icv.max_active_levels = nested ? 255 : 1; }
+MRG_EXPORT int omp_get_nested(void) { return current()->icv.max_active_levels > 1; }
 MRG_EXPORT void omp_set_max_active_levels(int n) {
-  current();
-  if (n >= 0) G.max_active_levels = std::min(n, 255);
+  if (n >= 0) current()->icv.max_active_levels = std::min(n, 255);
 }
-MRG_EXPORT int omp_get_max_active_levels(void) {
-  current();
-  return G.max_active_levels;
-}
+MRG_EXPORT int omp_get_max_active_levels(void) { return current()->icv.max_active_levels; }
 MRG_EXPORT int omp_get_supported_active_levels(void) { return 255; }
 MRG_EXPORT int omp_get_thread_limit(void) {
   current();
@@ -155,7 +145,7 @@ MRG_EXPORT void omp_display_env(int verbose) {
   fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
   fprintf(stderr, "  _OPENMP = '201511'\n");
   fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", icv.dyn ? "TRUE" : "FALSE");
-  fprintf(stderr, "  OMP_NESTED = '%s'\n", G.max_active_levels > 1 ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_NESTED = '%s'\n", icv.max_active_levels > 1 ? "TRUE" : "FALSE");
   fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", icv.nthreads);
   if (icv.chunk > 0)
     fprintf(stderr, "  OMP_SCHEDULE = '%s,%d'\n", kinds[icv.sched], icv.chunk);
@@ -165,7 +155,7 @@ MRG_EXPORT void omp_display_env(int verbose) {
   fprintf(stderr, "  OMP_PLACES = ''\n");
   fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", G.wait_policy == 1 ? "ACTIVE" : "PASSIVE");
   fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", G.thread_limit);
-  fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", G.max_active_levels);
+  fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", icv.max_active_levels);
   fprintf(stderr, "  OMP_CANCELLATION = 'FALSE'\n");
   fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
   fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", G.max_task_priority);

@@ -35,13 +35,14 @@ struct Icv {
   bool dyn = false;   // dyn-var
   int sched = SCHED_STATIC;  // run-sched-var kind
   int chunk = 0;             // run-sched-var chunk (0: the kind's default)
+  int max_active_levels = 1; // max-active-levels-var
+  std::uintptr_t def_allocator = 1;  // def-allocator-var (omp_default_mem_alloc)
 };
 
 // The process-wide settings read from the environment once (OMP_*).
 struct Globals {
   std::vector<int> nthreads_list;  // OMP_NUM_THREADS, one entry per nesting level
   Icv initial;                     // the initial task's ICVs
-  int max_active_levels = 1;       // max-active-levels-var
   int thread_limit = 1 << 20;      // thread-limit-var
   int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY

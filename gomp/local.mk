@@ -13,6 +13,7 @@ gomp_libgomp_la_SOURCES = \
 	gomp/loop.cpp \
 	gomp/api.cpp \
 	gomp/target.cpp \
+	gomp/alloc.cpp \
 	gomp/unsupported.cpp
 gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 gomp_libgomp_la_LIBADD = libmrengine.la

@@ -15,6 +15,7 @@ constexpr unsigned kMapFirstprivate = 12, kMapFirstprivateInt = 13;
 
 struct TargetRun {
   void (*fn)(void *);
+  int thread_limit;  // the construct's thread_limit clause, or 0
   size_t mapnum;
   void **hostaddrs;
   size_t *sizes;
@@ -46,10 +47,11 @@ void run_target(void *p) {
   Team team;
   team.ancestor_tid = {0};
   team.ancestor_size = {1};
+  team.teams_thread_limit = r->thread_limit;
   Task initial;
   initial.team = &team;
   initial.implicit = true;
-  initial.icv = self->icv;
+  initial.icv = G.initial;  // the device's own data environment starts from the defaults
   set_current(&initial);
   r->fn(addrs.data());
   set_current(&initial);
@@ -79,8 +81,19 @@ void nothing(void *) {}
 MRG_EXPORT void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
                                 size_t *sizes, unsigned short *kinds, unsigned flags,
                                 void **depend, void **args) {
-  (void)device, (void)flags, (void)args;  // every device is the host; nowait runs it now
-  TargetRun r{fn, mapnum, hostaddrs, sizes, kinds};
+  (void)device, (void)flags;  // every device is the host; nowait runs it now
+  // args: a null-terminated list of {id | device | value << 16}, or of an id word with
+  // SUBSEQUENT_PARAM (bit 7) followed by the value; only the thread limit matters here.
+  constexpr uintptr_t kSubsequent = 1u << 7, kIdMask = 0xffu << 8, kThreadLimit = 2u << 8;
+  int thread_limit = 0;
+  for (void **a = args; a && *a; a++) {
+    auto word = reinterpret_cast<uintptr_t>(*a);
+    uintptr_t value;
+    if (word & kSubsequent) value = reinterpret_cast<uintptr_t>(*++a);
+    else value = word >> 16;
+    if ((word & kIdMask) == kThreadLimit) thread_limit = static_cast<int>(value);
+  }
+  TargetRun r{fn, thread_limit, mapnum, hostaddrs, sizes, kinds};
   run_with_depend(run_target, &r, depend);
 }
 

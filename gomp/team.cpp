@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <ctype.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -126,11 +127,24 @@ void read_environment() {
   G.initial.sched = G.initial.sched ? G.initial.sched : SCHED_DYNAMIC;
   long v;
   // A list of several team sizes asks for nesting; OMP_NESTED is the deprecated switch.
-  if (G.nthreads_list.size() > 1) G.max_active_levels = static_cast<int>(G.nthreads_list.size());
-  if (env_bool("OMP_NESTED", &b)) G.max_active_levels = b ? 255 : 1;
-  if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0) G.max_active_levels = static_cast<int>(std::min(v, 255L));
+  int &levels = G.initial.max_active_levels;
+  if (G.nthreads_list.size() > 1) levels = static_cast<int>(G.nthreads_list.size());
+  if (env_bool("OMP_NESTED", &b)) levels = b ? 255 : 1;
+  if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0) levels = static_cast<int>(std::min(v, 255L));
   if (env_long("OMP_THREAD_LIMIT", &v) && v > 0) G.thread_limit = static_cast<int>(std::min(v, 1L << 20));
   if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0) G.max_task_priority = static_cast<int>(v);
+  if (const char *s = getenv("OMP_ALLOCATOR")) {
+    // The predefined allocators by name, numbered as omp_allocator_handle_t numbers them.
+    static const char *const names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc",
+                                        "omp_const_mem_alloc",   "omp_high_bw_mem_alloc",
+                                        "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
+                                        "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
+    while (*s == ' ') s++;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (strncmp(s, names[i], strlen(names[i])) == 0 && !isalnum(s[strlen(names[i])]) &&
+          s[strlen(names[i])] != '_')
+        G.initial.def_allocator = i + 1;
+  }
   if (const char *s = getenv("OMP_WAIT_POLICY")) {
     if (strcasecmp(s, "active") == 0) G.wait_policy = 1;
     else if (strcasecmp(s, "passive") == 0) G.wait_policy = 0;
@@ -322,7 +336,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
   Task *enc = current();
   Team *outer = enc->team;
   int n = nthreads ? static_cast<int>(std::min(nthreads, 1u << 20)) : enc->icv.nthreads;
-  if (outer->active_level >= G.max_active_levels) n = 1;
+  if (outer->active_level >= enc->icv.max_active_levels) n = 1;
   if (enc->icv.dyn) n = std::min(n, G.engines);
   n = std::max(1, std::min(n, G.thread_limit));
   // thread-limit-var bounds the threads of the whole program at once: take the extra members
