@@ -172,6 +172,8 @@ int resolve_kind(int kind, std::int64_t *chunk);
 // Run fn(data) as a parallel region of `nthreads` (0: the ICV) with `preset` the first
 // work-share of every member (or nullptr).
 void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
+// The two halves of parallel (the GOMP_1.0 entry points run fn(data) in between themselves).
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
 
 }  // namespace mrg
 

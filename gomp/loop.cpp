@@ -165,6 +165,8 @@ void *ws_mem(std::uintptr_t bytes) {
 
 bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
                 bool ordered = false, void **mem = nullptr) {
+  // Without bounds the call only begins the work-share and hands out its memory: the compiler
+  // schedules the loop itself (scan, lastprivate conditional) and ends it with GOMP_loop_end.
   Task *self = current();
   std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
@@ -174,6 +176,7 @@ bool start_long(int kind, long start, long end, long incr, long chunk, long *ist
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
+  if (!istart) return true;
   return next_long(istart, iend);
 }
 
@@ -189,6 +192,7 @@ bool start_ull(int kind, bool up, unsigned long long start, unsigned long long e
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
+  if (!istart) return true;
   return next_ull(istart, iend);
 }
 
@@ -285,7 +289,6 @@ MRG_LOOP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next)
 MRG_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
                                 long *istart, long *iend, uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_start", "task reductions");
-  if (!istart) unsupported("GOMP_loop_start", "without iteration bounds");
   return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, false, mem);
 }
 
@@ -331,7 +334,6 @@ MRG_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned 
                                     unsigned long long *istart, unsigned long long *iend,
                                     uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_ull_start", "task reductions");
-  if (!istart) unsupported("GOMP_loop_ull_start", "without iteration bounds");
   return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, false, mem);
 }
 
@@ -352,8 +354,7 @@ MRG_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long sc
                                         long *istart, long *iend, uintptr_t *reductions,
                                         void **mem) {
   if (reductions) unsupported("GOMP_loop_ordered_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_ordered_start", "lastprivate conditional or scan memory");
-  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, true);
+  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, true, mem);
 }
 MRG_LOOP_NEXT(GOMP_loop_ordered_static_next)
 MRG_LOOP_NEXT(GOMP_loop_ordered_dynamic_next)
@@ -381,8 +382,7 @@ MRG_EXPORT bool GOMP_loop_ull_ordered_start(bool up, unsigned long long start,
                                             unsigned long long *istart, unsigned long long *iend,
                                             uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_ull_ordered_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_ull_ordered_start", "lastprivate conditional or scan memory");
-  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, true);
+  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, true, mem);
 }
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_static_next)
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_dynamic_next)
@@ -417,14 +417,18 @@ MRG_EXPORT void GOMP_loop_end_nowait(void) { ws_end(current()); }
 
 namespace {
 
-void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, long start,
-                   long end, long incr, long chunk) {
+WorkShare *preset_loop(int kind, long start, long end, long incr, long chunk) {
   ensure_runtime();
   std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
   auto *w = new WorkShare;
   ws_init_loop(w, kind, start, end, incr, c, 0);
-  parallel(fn, data, nthreads, w);
+  return w;
+}
+
+void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, long start,
+                   long end, long incr, long chunk) {
+  parallel(fn, data, nthreads, preset_loop(kind, start, end, incr, chunk));
 }
 
 }  // namespace
@@ -450,6 +454,20 @@ MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, SCHED_GUIDED)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+// The GOMP_1.0 forms: the caller runs fn(data) itself, then calls GOMP_parallel_end.
+#define MRG_PARALLEL_LOOP_START(name, kind)                                                 \
+  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start,       \
+                       long end, long incr, long chunk) {                                   \
+    parallel_begin(fn, data, nthreads, preset_loop(kind, start, end, incr, chunk));         \
+  }
+MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, SCHED_STATIC)
+MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, SCHED_DYNAMIC)
+MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_guided_start, SCHED_GUIDED)
+MRG_EXPORT void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned nthreads,
+                                                 long start, long end, long incr) {
+  parallel_begin(fn, data, nthreads, preset_loop(SCHED_RUNTIME, start, end, incr, 0));
+}
 
 // ---- sections: a dynamic loop over 1..count, one section at a time ---------------------------
 
@@ -483,6 +501,14 @@ MRG_EXPORT unsigned GOMP_sections_next(void) { return next_section(); }
 
 MRG_EXPORT void GOMP_sections_end(void) { GOMP_loop_end(); }
 MRG_EXPORT void GOMP_sections_end_nowait(void) { GOMP_loop_end_nowait(); }
+
+MRG_EXPORT void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned nthreads,
+                                             unsigned count) {
+  ensure_runtime();
+  auto *w = new WorkShare;
+  ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
+  parallel_begin(fn, data, nthreads, w);
+}
 
 MRG_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nthreads,
                                        unsigned count, unsigned flags) {
