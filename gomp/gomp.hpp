@@ -94,6 +94,7 @@ struct Task {
   std::vector<DepRef> preds;        // tasks to wait for before the body runs
   DepRef node;                      // this task's completion, if it has dependences
   DepRef event;                     // detach: the event that completes it (omp_fulfill_event)
+  std::size_t block_size = 0, block_align = 0;  // the allocation holding a deferred task
 };
 
 // A loop or sections construct shared by the members of a team.

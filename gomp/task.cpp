@@ -60,6 +60,39 @@ std::vector<Dep> parse_depend(void **depend) {
   return deps;
 }
 
+// Deferred tasks' records with their data, in blocks of kBlock bytes when they fit: a parent
+// allocates its children's blocks and frees them after joining them, always on its own thread
+// (tied tasks), so each thread keeps a cache of free blocks without any synchronisation.
+constexpr size_t kBlock = 512, kBlockAlign = 64, kCacheMax = 256;
+struct FreeBlock {
+  FreeBlock *next;
+};
+thread_local FreeBlock *block_cache = nullptr;
+thread_local size_t block_cached = 0;
+
+void *block_alloc(size_t size, size_t align) {
+  if (size <= kBlock && align <= kBlockAlign) {
+    if (FreeBlock *b = block_cache) {
+      block_cache = b->next;
+      block_cached--;
+      return b;
+    }
+    return aligned_alloc(kBlockAlign, kBlock);
+  }
+  return aligned_alloc(align, size);
+}
+
+void block_free(void *p, size_t size, size_t align) {
+  if (size <= kBlock && align <= kBlockAlign && block_cached < kCacheMax) {
+    auto *b = static_cast<FreeBlock *>(p);
+    b->next = block_cache;
+    block_cache = b;
+    block_cached++;
+    return;
+  }
+  free(p);
+}
+
 void add_pred(std::vector<DepRef> *preds, const DepRef &d, const DepRef &self) {
   if (!d || d == self || MR_future_is_signalled(&d->done)) return;
   for (const auto &p : *preds)
@@ -134,8 +167,9 @@ void join_children(Task *t, std::size_t mark) {
     MR_join_and_continue(&c->st);
     // The join may have run other tasks on this thread.
     set_current(t);
+    size_t size = c->block_size, align = c->block_align;
     c->~Task();
-    free(c);
+    block_free(c, size, align);
   }
   for (auto &g : t->groups) g = std::min(g, t->children.size());
   if (mark == 0 && t->deps) t->deps->clear();
@@ -237,9 +271,11 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   size_t head = (sizeof(Task) + align - 1) / align * align;
   size_t size = head + static_cast<size_t>(arg_size > 0 ? arg_size : 0);
   size = (size + align - 1) / align * align;
-  void *mem = aligned_alloc(align, size);
+  void *mem = block_alloc(size, align);
   if (!mem) die("out of memory for a task");
   Task *t = new (mem) Task;
+  t->block_size = size;
+  t->block_align = align;
   char *buf = static_cast<char *>(mem) + head;
   if (cpyfn) cpyfn(buf, data);
   else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
