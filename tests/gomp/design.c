@@ -189,8 +189,8 @@ static int test_locks(void) {
   return 0;
 }
 
-/* An unsupported construct stops the program with the runtime's message (check-design.sh
- * checks the message and the status). */
+/* An unsupported construct (a taskloop with a reduction) stops the program with the runtime's
+ * message (check-design.sh checks the message and the status). */
 static int test_unsupported(void) {
   int s = 0;
 #pragma omp parallel num_threads(2)
