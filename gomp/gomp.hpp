@@ -48,7 +48,7 @@ struct Globals {
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime
 };
-extern Globals G;
+extern Globals &G;
 
 
 // The completion of an explicit task that others may depend on.

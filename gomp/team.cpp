@@ -18,7 +18,8 @@
 
 namespace mrg {
 
-Globals G;
+// Never destroyed: threads of ours may still read it while the program exits.
+Globals &G = *new Globals;
 
 void unsupported(const char *symbol, const char *detail) {
   if (detail)
@@ -255,9 +256,11 @@ struct PoolThread {
   bool generic = true;  // returns to the idle list after each job (slot threads do not)
 };
 
-std::mutex pool_lock;
-std::vector<PoolThread *> idle_threads;  // generic threads waiting for a job
-std::vector<PoolThread *> slot_threads;  // slot i: member i of top-level teams
+// Never destroyed (as G): a pool thread may return itself to the idle list while the program
+// exits.
+std::mutex &pool_lock = *new std::mutex;
+std::vector<PoolThread *> &idle_threads = *new std::vector<PoolThread *>;  // waiting for a job
+std::vector<PoolThread *> &slot_threads = *new std::vector<PoolThread *>;  // member i of top teams
 // Held by the top-level team that uses the slots, so that two teams never queue members behind
 // each other on the same slot thread.
 std::atomic<bool> slots_busy{false};
