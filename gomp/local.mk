@@ -21,6 +21,14 @@ gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 	-Wl,--version-script=$(srcdir)/gomp/libgomp.map $(PTHREAD_FLAGS)
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
+# MR_context_bind_here, the engine feature libmrgomp's tied tasks rely on (a Check suite on the
+# installed library's C ABI).
+check_PROGRAMS += tests/gomp/check_bind
+tests_gomp_check_bind_SOURCES = tests/gomp/check_bind.c tests/testutil.h
+tests_gomp_check_bind_CFLAGS = $(TEST_CFLAGS)
+tests_gomp_check_bind_LDADD = $(ABI_LIBS)
+TESTS += tests/gomp/check_bind
+
 EXTRA_DIST += gomp/libgomp.map doc/gomp.md tests/gomp/run-suite.sh tests/gomp/core.list \
 	tests/gomp/check-suite.sh tests/gomp/check-design.sh
 
