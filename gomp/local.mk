@@ -30,7 +30,8 @@ tests_gomp_check_bind_LDADD = $(ABI_LIBS)
 TESTS += tests/gomp/check_bind
 
 EXTRA_DIST += gomp/libgomp.map doc/gomp.md tests/gomp/run-suite.sh tests/gomp/core.list \
-	tests/gomp/check-suite.sh tests/gomp/check-design.sh
+	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/bench-gomp.sh \
+	tests/gomp/bench/fib.c tests/gomp/bench/loop.c tests/gomp/bench/barrier.c
 
 # The design tests: gcc -fopenmp programs run against this library (check-design.sh sets the
 # library path), and the core tier of gcc's own libgomp test suite (check-suite.sh).
