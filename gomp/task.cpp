@@ -25,7 +25,7 @@ namespace {
 // gcc's GOMP_task flags (the ABI).
 constexpr unsigned kUntied = 1u << 0, kFinal = 1u << 1, kDepend = 1u << 3, kUp = 1u << 8,
                    kGrainsize = 1u << 9, kIf = 1u << 10, kNogroup = 1u << 11,
-                   kReduction = 1u << 12, kDetach = 1u << 13;
+                   kReduction = 1u << 12, kDetach = 1u << 13, kStrict = 1u << 14;
 // Dependence kinds of depobj entries.
 constexpr uintptr_t kDepIn = 1;
 
@@ -321,9 +321,16 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
   ensure_runtime();
   Task *self = current();
   std::uint64_t ntasks;
+  // grainsize(strict:) gives every task exactly that many iterations but the last.
+  std::uint64_t strict_grain = 0;
   if (flags & kGrainsize) {
     std::uint64_t g = num_tasks ? num_tasks : 1;
-    ntasks = std::max<std::uint64_t>(1, n / g);
+    if (flags & kStrict) {
+      strict_grain = g;
+      ntasks = (n + g - 1) / g;
+    } else {
+      ntasks = std::max<std::uint64_t>(1, n / g);
+    }
   } else if (num_tasks) {
     ntasks = std::min<std::uint64_t>(num_tasks, n);
   } else {
@@ -334,7 +341,7 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
   std::uint64_t q = n / ntasks, r = n % ntasks, lo = 0;
   unsigned task_flags = flags & (kUntied | kFinal);
   for (std::uint64_t k = 0; k < ntasks; k++) {
-    std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    std::uint64_t hi = strict_grain ? std::min(n, lo + strict_grain) : lo + q + (k < r ? 1 : 0);
     Bounds b;
     b.ull = !std::is_signed_v<T>;
     b.lo = static_cast<std::uint64_t>(start + static_cast<T>(lo) * step);
