@@ -116,6 +116,10 @@ struct WorkShare {
   // Memory the compiler asked for (lastprivate conditional, scan): zeroed, shared by the team's
   // members for this work-share, freed with it.
   void *mem = nullptr;
+  // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
+  // of the nest (in row-major order), set when the iteration posts (depend(source)).
+  std::vector<std::uint64_t> doacross_counts;
+  std::unique_ptr<std::atomic<unsigned char>[]> doacross_done;
   ~WorkShare() { free(mem); }
 };
 

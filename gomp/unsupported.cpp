@@ -6,21 +6,7 @@
 #define MRG_UNSUPPORTED(name) \
   MRG_EXPORT void name(void) { mrg::unsupported(#name); }
 
-MRG_UNSUPPORTED(GOMP_doacross_post)
-MRG_UNSUPPORTED(GOMP_doacross_ull_post)
-MRG_UNSUPPORTED(GOMP_doacross_ull_wait)
-MRG_UNSUPPORTED(GOMP_doacross_wait)
 MRG_UNSUPPORTED(GOMP_error)
-MRG_UNSUPPORTED(GOMP_loop_doacross_dynamic_start)
-MRG_UNSUPPORTED(GOMP_loop_doacross_guided_start)
-MRG_UNSUPPORTED(GOMP_loop_doacross_runtime_start)
-MRG_UNSUPPORTED(GOMP_loop_doacross_start)
-MRG_UNSUPPORTED(GOMP_loop_doacross_static_start)
-MRG_UNSUPPORTED(GOMP_loop_ull_doacross_dynamic_start)
-MRG_UNSUPPORTED(GOMP_loop_ull_doacross_guided_start)
-MRG_UNSUPPORTED(GOMP_loop_ull_doacross_runtime_start)
-MRG_UNSUPPORTED(GOMP_loop_ull_doacross_start)
-MRG_UNSUPPORTED(GOMP_loop_ull_doacross_static_start)
 MRG_UNSUPPORTED(GOMP_offload_register)
 MRG_UNSUPPORTED(GOMP_offload_register_ver)
 MRG_UNSUPPORTED(GOMP_offload_unregister)
