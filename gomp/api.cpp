@@ -67,7 +67,10 @@ MRG_EXPORT int omp_get_max_task_priority(void) {
   current();
   return G.max_task_priority;
 }
-MRG_EXPORT int omp_get_cancellation(void) { return 0; }
+MRG_EXPORT int omp_get_cancellation(void) {
+  current();  // the environment is read
+  return G.cancel_var;
+}
 MRG_EXPORT int omp_get_proc_bind(void) { return 0; }  // omp_proc_bind_false
 
 MRG_EXPORT double omp_get_wtime(void) {
@@ -156,7 +159,7 @@ MRG_EXPORT void omp_display_env(int verbose) {
   fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", G.wait_policy == 1 ? "ACTIVE" : "PASSIVE");
   fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", G.thread_limit);
   fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", icv.max_active_levels);
-  fprintf(stderr, "  OMP_CANCELLATION = 'FALSE'\n");
+  fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", G.cancel_var ? "TRUE" : "FALSE");
   fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
   fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", G.max_task_priority);
   if (verbose) fprintf(stderr, "  MRENGINE_ENGINES = '%d'\n", MR_num_engines());

@@ -47,6 +47,7 @@ struct Globals {
   int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime
+  bool cancel_var = false;         // OMP_CANCELLATION
 };
 extern Globals &G;
 
@@ -78,6 +79,10 @@ struct Task {
   // Explicit children forked as sparks and not joined yet, in creation order.
   std::vector<Task *> children;
   std::vector<std::size_t> groups;  // taskgroup marks: children.size() at each taskgroup_start
+  // Cancellation of taskgroups: one flag per taskgroup this task opened (innermost last), and
+  // the flag of the taskgroup the task was created in (shared with its siblings there).
+  std::vector<std::shared_ptr<std::atomic<bool>>> group_flags;
+  std::shared_ptr<std::atomic<bool>> in_group;
   std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
   unsigned ws_seq = 0;              // work-shares this member has begun
@@ -118,6 +123,7 @@ struct WorkShare {
   void *mem = nullptr;
   // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
   // of the nest (in row-major order), set when the iteration posts (depend(source)).
+  std::atomic<bool> cancelled{false};  // cancel for / cancel sections
   std::vector<std::uint64_t> doacross_counts;
   std::unique_ptr<std::atomic<unsigned char>[]> doacross_done;
   ~WorkShare() { free(mem); }
@@ -149,6 +155,12 @@ struct Team {
   int team_num = 0, num_teams = 1, teams_thread_limit = 0;
   Task *encountering = nullptr;     // the task that started the region (member 0 returns to it)
   int reserved = 0;                 // members counted against thread-limit-var
+  // Cancellation (OMP_CANCELLATION=true): the region is cancelled; with cancellation enabled
+  // the region's end is a count of members that have left (exited, then exit_done) rather
+  // than a barrier generation, since cancelled members skip the barriers in between.
+  std::atomic<bool> cancelled{false};
+  std::atomic<int> exited{0};
+  MR_Future exit_done = MR_FUTURE_INIT;
 };
 
 // The task running on this thread (the initial task of the thread if none).
@@ -163,6 +175,12 @@ void ensure_runtime();
 
 // Barrier of the current team without the task part (all members arrive, then all leave).
 void team_barrier(Team *t);
+// The same in a cancellable region: true if the region is cancelled (then it may return before
+// the others arrive).
+bool team_barrier_cancellable(Team *t);
+// The innermost taskgroup's cancellation flag of task t, or nullptr.
+std::atomic<bool> *group_flag(Task *t);
+
 // Join every child of t (taskwait).
 void join_children(Task *t, std::size_t mark = 0);
 

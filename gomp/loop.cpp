@@ -56,6 +56,9 @@ std::uint64_t trip_count_ull(bool up, std::uint64_t start, std::uint64_t end, st
 bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   WorkShare *w = self->ws;
   if (!w) die("a loop's next chunk was asked for outside a work-share");
+  // A cancelled loop or sections hands out nothing more. relaxed: the flag only stops the
+  // hand-out; the loop's end orders the data.
+  if (w->cancelled.load(std::memory_order_relaxed)) return false;
   std::uint64_t n = w->n;
   int nthreads = self->team->n;
   switch (w->kind) {

@@ -145,6 +145,13 @@ void run_body(Task *t, Task *prev) {
 }
 
 // The spark of a deferred task.
+// A task that has not started is discarded when its region or taskgroup is cancelled.
+bool discarded(const Task *t) {
+  // acquire: as the cancellation points'.
+  if (t->team->cancelled.load(std::memory_order_acquire)) return true;
+  return t->in_group && t->in_group->load(std::memory_order_acquire);
+}
+
 void run_spark(void *arg) {
   auto *t = static_cast<Task *>(arg);
   // From here on this context stays on this engine's thread (a tied task).
@@ -155,9 +162,26 @@ void run_spark(void *arg) {
     t->thread_num = t->team->engine_member[e];
   wait_preds(t->preds);
   t->preds.clear();
+  if (G.cancel_var && discarded(t)) {
+    if (t->event) t->event.reset();  // nothing will run to fulfil it
+    t->fn = [](void *) {};
+  }
   run_body(t, prev);
 }
 
+}  // namespace
+
+std::atomic<bool> *group_flag(Task *t) {
+  if (!t->group_flags.empty()) return t->group_flags.back().get();
+  return t->in_group.get();
+}
+
+namespace {
+// The taskgroup a new child of parent belongs to (for cancellation).
+std::shared_ptr<std::atomic<bool>> child_group(Task *parent) {
+  if (!G.cancel_var) return nullptr;
+  return parent->group_flags.empty() ? parent->in_group : parent->group_flags.back();
+}
 }  // namespace
 
 void join_children(Task *t, std::size_t mark) {
@@ -246,6 +270,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
     t.icv = parent->icv;
     t.node = node;
     t.event = event;
+    t.in_group = child_group(parent);
     t.fn = fn;
     if (cpyfn || bounds) {
       size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
@@ -287,6 +312,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   t->fn = fn;
   t->data = buf;
   t->event = event;
+  t->in_group = child_group(parent);
   if (!deps.empty()) {
     t->node = std::make_shared<DepNode>();
     t->preds = link_deps(parent, deps, t->node);
@@ -409,6 +435,7 @@ MRG_EXPORT void GOMP_taskyield(void) {
 MRG_EXPORT void GOMP_taskgroup_start(void) {
   Task *self = current();
   self->groups.push_back(self->children.size());
+  if (G.cancel_var) self->group_flags.push_back(std::make_shared<std::atomic<bool>>(false));
 }
 
 MRG_EXPORT void GOMP_taskgroup_end(void) {
@@ -417,4 +444,5 @@ MRG_EXPORT void GOMP_taskgroup_end(void) {
   size_t mark = self->groups.back();
   self->groups.pop_back();
   join_children(self, mark);
+  if (!self->group_flags.empty()) self->group_flags.pop_back();
 }

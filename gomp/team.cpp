@@ -146,6 +146,7 @@ void read_environment() {
           s[strlen(names[i])] != '_')
         G.initial.def_allocator = i + 1;
   }
+  if (env_bool("OMP_CANCELLATION", &b)) G.cancel_var = b;
   if (const char *s = getenv("OMP_WAIT_POLICY")) {
     if (strcasecmp(s, "active") == 0) G.wait_policy = 1;
     else if (strcasecmp(s, "passive") == 0) G.wait_policy = 0;
@@ -217,6 +218,16 @@ void set_current(Task *t) { tl_current = t; }
 
 // ---- the barrier ----------------------------------------------------------------------------
 
+// A barrier of a cancellable region returns early once the region is cancelled (the canceller
+// releases the waiters of the current generation, see GOMP_cancel).
+bool team_barrier_cancellable(Team *t) {
+  // acquire: a cancelled region's members see what the canceller wrote.
+  if (t->cancelled.load(std::memory_order_acquire)) return true;
+  team_barrier(t);
+  // acquire: as above.
+  return t->cancelled.load(std::memory_order_acquire);
+}
+
 void team_barrier(Team *t) {
   if (t->n == 1) return;
   Task *self = current();
@@ -240,6 +251,8 @@ void team_barrier(Team *t) {
     for (int i = 0; i < spins; i++) {
       // acquire: as the wait's, the last arrival's writes are visible once we see it.
       if (t->generation.load(std::memory_order_acquire) != g) break;
+      // relaxed: a hint to stop spinning; the future's wait orders the rest.
+      if (t->cancelled.load(std::memory_order_relaxed)) break;
       __builtin_ia32_pause();
     }
     // acquire: as above.
@@ -319,10 +332,22 @@ void release_team(Team *t) {
   }
 }
 
-// The end of an implicit task: its tasks, then the region's barrier.
+// The end of an implicit task: its tasks, then the region's barrier. With cancellation enabled
+// the members count themselves out instead: a cancelled member skips barriers the others may
+// be in, so barrier generations no longer line up.
 void end_implicit(Task *self) {
   join_children(self);
-  team_barrier(self->team);
+  Team *t = self->team;
+  if (!G.cancel_var || t->n == 1) {
+    team_barrier(t);
+    return;
+  }
+  // acq_rel: release publishes this member's work; acquire (last one) sees everyone's.
+  if (t->exited.fetch_add(1, std::memory_order_acq_rel) + 1 == t->n)
+    MR_future_signal(&t->exit_done, 1);
+  else
+    MR_future_wait(&t->exit_done);
+  set_current(self);
 }
 
 void run_member(Team *team, int i) {
@@ -502,47 +527,89 @@ MRG_EXPORT void GOMP_barrier(void) {
   team_barrier(self->team);
 }
 
-// ---- cancellation: cancel-var is false ------------------------------------------------------
+// ---- cancellation ------------------------------------------------------------------------
 //
-// omp_get_cancellation() is false, so a cancel construct does nothing and no cancellation point
-// ever sees a cancellation (OpenMP: with cancel-var false, cancel is ignored). A program run
-// with OMP_CANCELLATION=true expects regions to be cancelled: that is not supported.
+// With OMP_CANCELLATION=true (cancel-var), `cancel` sets the flag of the construct it names and
+// cancellation points report it: a cancelled parallel region's waiters at a barrier are
+// released, its tasks that have not started are discarded, a cancelled loop or sections hands
+// out no more work, and a cancelled taskgroup's tasks that have not started are discarded.
+// With cancel-var false, cancel does nothing (OpenMP) and every cancellation point says no.
 
 namespace {
 
-bool cancellation_requested() {
-  const char *s = getenv("OMP_CANCELLATION");
-  return s && strncasecmp(s, "true", 4) == 0;
+constexpr int kCancelParallel = 1, kCancelLoop = 2, kCancelSections = 4, kCancelTaskgroup = 8;
+
+bool is_cancelled(int which) {
+  Task *self = current();
+  switch (which) {
+    case kCancelParallel:
+      // acquire: as team_barrier_cancellable.
+      return self->team->cancelled.load(std::memory_order_acquire);
+    case kCancelLoop:
+    case kCancelSections:
+      // acquire: as above.
+      return self->ws && self->ws->cancelled.load(std::memory_order_acquire);
+    case kCancelTaskgroup:
+      if (std::atomic<bool> *f = group_flag(self)) return f->load(std::memory_order_acquire);
+      return false;  // acquire above: as for the team
+    default:
+      return false;
+  }
 }
 
 }  // namespace
 
-MRG_EXPORT bool GOMP_cancel(int which, bool do_cancel) {
-  (void)which;
-  if (do_cancel && cancellation_requested()) unsupported("GOMP_cancel", "OMP_CANCELLATION=true");
-  return false;
+MRG_EXPORT bool GOMP_cancellation_point(int which) {
+  if (!G.cancel_var) return false;
+  return is_cancelled(which);
 }
 
-MRG_EXPORT bool GOMP_cancellation_point(int which) {
-  (void)which;
-  return false;
+MRG_EXPORT bool GOMP_cancel(int which, bool do_cancel) {
+  if (!G.cancel_var) return false;
+  if (!do_cancel) return is_cancelled(which);
+  Task *self = current();
+  Team *t = self->team;
+  switch (which) {
+    case kCancelParallel: {
+      // release: pairs with the acquire loads of the cancellation points.
+      t->cancelled.store(true, std::memory_order_release);
+      // Release the members waiting at the current barrier generation (signalling it again
+      // when its last member also arrives is allowed: the same value).
+      // acquire: the generation whose future we signal is one its waiters use.
+      unsigned g = t->generation.load(std::memory_order_acquire);
+      if (t->n > 1) MR_future_signal(&t->bar[g & 1], 1);
+      set_current(self);
+      return true;
+    }
+    case kCancelLoop:
+    case kCancelSections:
+      // release: as above.
+      if (self->ws) self->ws->cancelled.store(true, std::memory_order_release);
+      return true;
+    case kCancelTaskgroup:
+      // release: as above.
+      if (std::atomic<bool> *f = group_flag(self)) f->store(true, std::memory_order_release);
+      return true;
+    default:
+      return false;
+  }
 }
 
 MRG_EXPORT bool GOMP_barrier_cancel(void) {
-  GOMP_barrier();
-  return false;
+  Task *self = current();
+  join_children(self);
+  return team_barrier_cancellable(self->team);
 }
 
-MRG_EXPORT void GOMP_loop_end(void);
+MRG_EXPORT void GOMP_loop_end_nowait(void);
 MRG_EXPORT bool GOMP_loop_end_cancel(void) {
-  GOMP_loop_end();
-  return false;
+  Task *self = current();
+  GOMP_loop_end_nowait();
+  join_children(self);
+  return team_barrier_cancellable(self->team);
 }
 
-MRG_EXPORT bool GOMP_sections_end_cancel(void) {
-  GOMP_loop_end();
-  return false;
-}
+MRG_EXPORT bool GOMP_sections_end_cancel(void) { return GOMP_loop_end_cancel(); }
 
 // ---- host teams -----------------------------------------------------------------------------
 //
