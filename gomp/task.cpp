@@ -149,6 +149,7 @@ void run_body(Task *t, Task *prev) {
 bool discarded(const Task *t) {
   // acquire: as the cancellation points'.
   if (t->team->cancelled.load(std::memory_order_acquire)) return true;
+  // acquire: as above.
   return t->in_group && t->in_group->load(std::memory_order_acquire);
 }
 

@@ -550,8 +550,9 @@ bool is_cancelled(int which) {
       // acquire: as above.
       return self->ws && self->ws->cancelled.load(std::memory_order_acquire);
     case kCancelTaskgroup:
+      // acquire: as above.
       if (std::atomic<bool> *f = group_flag(self)) return f->load(std::memory_order_acquire);
-      return false;  // acquire above: as for the team
+      return false;
     default:
       return false;
   }

@@ -13,6 +13,7 @@
 
 enum { ROUNDS = 200 };
 
+/* Counters of the rounds (sequentially consistent, the default: a test favours plainness). */
 static atomic_int moved, suspended_joins, bind_failures;
 
 static void slow_child(void *arg) {

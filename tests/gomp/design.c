@@ -80,9 +80,10 @@ static int test_barrier(void) {
   {
     int me = omp_get_thread_num();
     for (int p = 0; p < PHASES; p++) {
+      /* relaxed: the barrier is what must order these (the test checks that it does). */
       __atomic_store_n(&phase_of[me], p, __ATOMIC_RELAXED);
 #pragma omp barrier
-      for (int i = 0; i < N; i++)
+      for (int i = 0; i < N; i++) /* relaxed: as the store */
         if (__atomic_load_n(&phase_of[i], __ATOMIC_RELAXED) != p) bad++;
 #pragma omp barrier
     }
@@ -102,6 +103,7 @@ static long fib_task(int n, int *moved) {
 #pragma omp task shared(b, moved) if (n > 12)
   b = fib_task(n - 2, moved);
 #pragma omp taskwait
+  /* relaxed: a count, read after the region's barrier. */
   if (os_tid() != before || &tp_value != tp_addr) __atomic_add_fetch(moved, 1, __ATOMIC_RELAXED);
   return a + b;
 }
@@ -128,7 +130,7 @@ static int test_depend(void) {
     for (int i = 0; i < LEN; i++) {
 #pragma omp task depend(inout : x) shared(x, order_bad) firstprivate(i)
       {
-        if (x != i) __atomic_add_fetch(&order_bad, 1, __ATOMIC_RELAXED);
+        if (x != i) __atomic_add_fetch(&order_bad, 1, __ATOMIC_RELAXED); /* relaxed: a count */
         x = i + 1;
       }
 #pragma omp task depend(in : x) shared(x, reads) firstprivate(i)
