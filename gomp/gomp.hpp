@@ -69,6 +69,15 @@ using DepMap = std::unordered_map<void *, DepEntry>;
 struct Team;
 struct WorkShare;
 
+// A task reduction registered by a taskgroup or a parallel region (reduction(task, ...)): gcc's
+// descriptor (data[0] items, data[1] bytes per thread, data[2] the per-thread array once
+// registered, data[4] the next descriptor of the same construct, data[6] the array's end, then
+// {address, offset, -} per item), and the scope outside it.
+struct RedScope {
+  std::uintptr_t *data;
+  std::shared_ptr<RedScope> outer;
+};
+
 // A task: the implicit task of a team member, the initial task of a thread, or an explicit task.
 struct Task {
   Team *team = nullptr;
@@ -83,6 +92,11 @@ struct Task {
   // the flag of the taskgroup the task was created in (shared with its siblings there).
   std::vector<std::shared_ptr<std::atomic<bool>>> group_flags;
   std::shared_ptr<std::atomic<bool>> in_group;
+  // Task reductions: one scope per taskgroup this task opened (null until it registers one),
+  // and the innermost scope where the task was created.
+  std::vector<std::shared_ptr<RedScope>> red_stack;
+  std::shared_ptr<RedScope> red_in;
+  bool thread_num_exact = true;  // thread_num is the member whose thread runs the task
   std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
   unsigned ws_seq = 0;              // work-shares this member has begun
@@ -196,7 +210,12 @@ int resolve_kind(int kind, std::int64_t *chunk);
 // work-share of every member (or nullptr).
 void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
 // The two halves of parallel (the GOMP_1.0 entry points run fn(data) in between themselves).
-Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset,
+                     std::uintptr_t *reductions = nullptr);
+// Task reductions (task.cpp): the per-thread arrays of a descriptor chain for n threads, and
+// the innermost scope visible to task t.
+void red_allocate(std::uintptr_t *data, int n);
+std::shared_ptr<RedScope> red_visible(Task *t);
 
 }  // namespace mrg
 

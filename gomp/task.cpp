@@ -161,6 +161,8 @@ void run_spark(void *arg) {
   if (e >= 0 && static_cast<size_t>(e) < t->team->engine_member.size() &&
       t->team->engine_member[e] >= 0)
     t->thread_num = t->team->engine_member[e];
+  else
+    t->thread_num_exact = false;  // the creator's number, on a thread that is no member's
   wait_preds(t->preds);
   t->preds.clear();
   if (G.cancel_var && discarded(t)) {
@@ -272,6 +274,8 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
     t.node = node;
     t.event = event;
     t.in_group = child_group(parent);
+    t.red_in = red_visible(parent);
+    t.thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
     t.fn = fn;
     if (cpyfn || bounds) {
       size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
@@ -314,6 +318,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   t->data = buf;
   t->event = event;
   t->in_group = child_group(parent);
+  t->red_in = red_visible(parent);
   if (!deps.empty()) {
     t->node = std::make_shared<DepNode>();
     t->preds = link_deps(parent, deps, t->node);
@@ -436,6 +441,7 @@ MRG_EXPORT void GOMP_taskyield(void) {
 MRG_EXPORT void GOMP_taskgroup_start(void) {
   Task *self = current();
   self->groups.push_back(self->children.size());
+  self->red_stack.push_back(nullptr);
   if (G.cancel_var) self->group_flags.push_back(std::make_shared<std::atomic<bool>>(false));
 }
 
@@ -446,4 +452,82 @@ MRG_EXPORT void GOMP_taskgroup_end(void) {
   self->groups.pop_back();
   join_children(self, mark);
   if (!self->group_flags.empty()) self->group_flags.pop_back();
+  if (!self->red_stack.empty()) self->red_stack.pop_back();
+}
+
+// ---- task reductions --------------------------------------------------------------------------
+
+namespace mrg {
+
+void red_allocate(std::uintptr_t *data, int n) {
+  for (std::uintptr_t *d = data; d; d = reinterpret_cast<std::uintptr_t *>(d[4])) {
+    size_t size = d[1], align = std::max<size_t>(d[2], sizeof(void *));
+    size_t bytes = (size * static_cast<size_t>(n) + align - 1) / align * align;
+    void *array = aligned_alloc(align, bytes ? bytes : align);
+    if (!array) die("out of memory for a task reduction");
+    memset(array, 0, bytes);  // each copy's "initialised" flag starts clear
+    d[2] = reinterpret_cast<std::uintptr_t>(array);
+    d[6] = d[2] + size * static_cast<size_t>(n);
+  }
+}
+
+std::shared_ptr<RedScope> red_visible(Task *t) {
+  for (auto it = t->red_stack.rbegin(); it != t->red_stack.rend(); ++it)
+    if (*it) return *it;
+  return t->red_in;
+}
+
+}  // namespace mrg
+
+MRG_EXPORT void GOMP_taskgroup_reduction_register(uintptr_t *data) {
+  Task *self = current();
+  if (self->red_stack.empty()) die("GOMP_taskgroup_reduction_register outside a taskgroup");
+  red_allocate(data, self->team->n);
+  self->red_stack.back() = std::make_shared<RedScope>(RedScope{data, red_visible(self)});
+}
+
+MRG_EXPORT void GOMP_taskgroup_reduction_unregister(uintptr_t *data) {
+  for (uintptr_t *d = data; d; d = reinterpret_cast<uintptr_t *>(d[4]))
+    free(reinterpret_cast<void *>(d[2]));
+}
+
+// Map each of ptrs[0..cnt-1] (an original list item, or a copy of one) to the running thread's
+// copy; for i < cntorig, also give the original's address in ptrs[cnt + i].
+MRG_EXPORT void GOMP_task_reduction_remap(size_t cnt, size_t cntorig, void **ptrs) {
+  Task *self = current();
+  if (!self->thread_num_exact)
+    unsupported("GOMP_task_reduction_remap", "an in_reduction task run on a thread that is no member of its team");
+  auto tid = static_cast<uintptr_t>(self->thread_num);
+  std::shared_ptr<RedScope> scope = red_visible(self);
+  for (size_t i = 0; i < cnt; i++) {
+    auto p = reinterpret_cast<uintptr_t>(ptrs[i]);
+    bool found = false;
+    for (RedScope *s = scope.get(); s && !found; s = s->outer.get()) {
+      for (uintptr_t *d = s->data; d && !found; d = reinterpret_cast<uintptr_t *>(d[4])) {
+        uintptr_t offset = 0, orig = 0;
+        for (uintptr_t j = 0; j < d[0]; j++) {
+          uintptr_t *ent = d + 7 + 3 * j;
+          if (ent[0] == p) {
+            offset = ent[1], orig = p, found = true;
+            break;
+          }
+        }
+        if (!found && p >= d[2] && p < d[6]) {
+          uintptr_t off = (p - d[2]) % d[1];
+          for (uintptr_t j = 0; j < d[0]; j++) {
+            uintptr_t *ent = d + 7 + 3 * j;
+            if (ent[1] == off) {
+              offset = off, orig = ent[0], found = true;
+              break;
+            }
+          }
+        }
+        if (found) {
+          ptrs[i] = reinterpret_cast<void *>(d[2] + tid * d[1] + offset);
+          if (i < cntorig) ptrs[cnt + i] = reinterpret_cast<void *>(orig);
+        }
+      }
+    }
+    if (!found) die("GOMP_task_reduction_remap: %p is in no task reduction", reinterpret_cast<void *>(p));
+  }
 }

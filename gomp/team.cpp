@@ -369,7 +369,8 @@ void member_entry(void *arg) {
 }  // namespace
 
 // Start a team: members 1..n-1 start running fn(data); the caller becomes member 0.
-Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset) {
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset,
+                     std::uintptr_t *reductions) {
   ensure_runtime();
   Task *enc = current();
   Team *outer = enc->team;
@@ -418,6 +419,12 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
     m.thread_num = i;
     m.implicit = true;
     m.icv = icv;
+  }
+  if (reductions) {
+    // reduction(task, ...) on the region: every member's tasks reduce into per-member copies.
+    red_allocate(reductions, n);
+    auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
+    for (auto &m : t->members) m.red_in = scope;
   }
   if (preset) {
     preset->seq = 1;
@@ -503,6 +510,19 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *pres
 }  // namespace mrg
 
 using namespace mrg;
+
+// A region with reduction(task, ...): the descriptor is the first field of the region's data;
+// returns the team size, over which the caller combines the per-member copies.
+MRG_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned nthreads,
+                                             unsigned flags) {
+  (void)flags;
+  auto *reductions = *static_cast<std::uintptr_t **>(data);
+  Team *t = parallel_begin(fn, data, nthreads, nullptr, reductions);
+  unsigned n = static_cast<unsigned>(t->n);
+  fn(data);
+  parallel_end(t);
+  return n;
+}
 
 MRG_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads, unsigned flags) {
   (void)flags;  // proc_bind: engines are placed by --thread-pinning
