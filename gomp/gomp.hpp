@@ -69,6 +69,14 @@ using DepMap = std::unordered_map<void *, DepEntry>;
 struct Team;
 struct WorkShare;
 
+// A work-sharing construct's task reductions (reduction(task, ...) on for, sections, scope):
+// the per-thread arrays every member's descriptor points to, freed by the last member to
+// unregister.
+struct WsRed {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> arrays;  // data[2], data[6] per descriptor
+  std::atomic<int> left{0};
+};
+
 // A task reduction registered by a taskgroup or a parallel region (reduction(task, ...)): gcc's
 // descriptor (data[0] items, data[1] bytes per thread, data[2] the per-thread array once
 // registered, data[4] the next descriptor of the same construct, data[6] the array's end, then
@@ -96,6 +104,7 @@ struct Task {
   // and the innermost scope where the task was created.
   std::vector<std::shared_ptr<RedScope>> red_stack;
   std::shared_ptr<RedScope> red_in;
+  std::vector<std::shared_ptr<WsRed>> ws_reds;  // work-share reductions not unregistered yet
   bool thread_num_exact = true;  // thread_num is the member whose thread runs the task
   std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
@@ -138,6 +147,8 @@ struct WorkShare {
   // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
   // of the nest (in row-major order), set when the iteration posts (depend(source)).
   std::atomic<bool> cancelled{false};  // cancel for / cancel sections
+  std::once_flag red_once;             // task reductions: made by the first member to need them
+  std::shared_ptr<WsRed> red;
   std::vector<std::uint64_t> doacross_counts;
   std::unique_ptr<std::atomic<unsigned char>[]> doacross_done;
   ~WorkShare() { free(mem); }
@@ -216,6 +227,8 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
 // the innermost scope visible to task t.
 void red_allocate(std::uintptr_t *data, int n);
 std::shared_ptr<RedScope> red_visible(Task *t);
+// A member's start of a work-share with task reductions (its own descriptor `data`).
+void ws_reductions(Task *self, WorkShare *w, std::uintptr_t *data);
 
 }  // namespace mrg
 

@@ -169,7 +169,7 @@ void *ws_mem(std::uintptr_t bytes) {
 }
 
 bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
-                bool ordered = false, void **mem = nullptr) {
+                bool ordered = false, void **mem = nullptr, uintptr_t *reductions = nullptr) {
   // Without bounds the call only begins the work-share and hands out its memory: the compiler
   // schedules the loop itself (scan, lastprivate conditional) and ends it with GOMP_loop_end.
   Task *self = current();
@@ -181,13 +181,15 @@ bool start_long(int kind, long start, long end, long incr, long chunk, long *ist
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
+  if (reductions) ws_reductions(self, ws, reductions);
   if (!istart) return true;
   return next_long(istart, iend);
 }
 
 bool start_ull(int kind, bool up, unsigned long long start, unsigned long long end,
                unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
-               unsigned long long *iend, bool ordered = false, void **mem = nullptr) {
+               unsigned long long *iend, bool ordered = false, void **mem = nullptr,
+               uintptr_t *reductions = nullptr) {
   Task *self = current();
   std::int64_t c = static_cast<std::int64_t>(chunk);
   kind = resolve_kind(kind, &c);
@@ -197,6 +199,7 @@ bool start_ull(int kind, bool up, unsigned long long start, unsigned long long e
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
+  if (reductions) ws_reductions(self, ws, reductions);
   if (!istart) return true;
   return next_ull(istart, iend);
 }
@@ -293,8 +296,8 @@ MRG_LOOP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next)
 
 MRG_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
                                 long *istart, long *iend, uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_loop_start", "task reductions");
-  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, false, mem);
+  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, false, mem,
+                    reductions);
 }
 
 // ---- the unsigned long long loops -----------------------------------------------------------
@@ -338,8 +341,8 @@ MRG_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned 
                                     unsigned long long incr, long sched, unsigned long long chunk,
                                     unsigned long long *istart, unsigned long long *iend,
                                     uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_loop_ull_start", "task reductions");
-  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, false, mem);
+  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, false, mem,
+                   reductions);
 }
 
 // ---- ordered loops ----------------------------------------------------------------------------
@@ -358,8 +361,8 @@ MRG_EXPORT bool GOMP_loop_ordered_runtime_start(long start, long end, long incr,
 MRG_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk,
                                         long *istart, long *iend, uintptr_t *reductions,
                                         void **mem) {
-  if (reductions) unsupported("GOMP_loop_ordered_start", "task reductions");
-  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, true, mem);
+  return start_long(static_cast<int>(sched), start, end, incr, chunk, istart, iend, true, mem,
+                    reductions);
 }
 MRG_LOOP_NEXT(GOMP_loop_ordered_static_next)
 MRG_LOOP_NEXT(GOMP_loop_ordered_dynamic_next)
@@ -386,8 +389,8 @@ MRG_EXPORT bool GOMP_loop_ull_ordered_start(bool up, unsigned long long start,
                                             long sched, unsigned long long chunk,
                                             unsigned long long *istart, unsigned long long *iend,
                                             uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_loop_ull_ordered_start", "task reductions");
-  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, true, mem);
+  return start_ull(static_cast<int>(sched), up, start, end, incr, chunk, istart, iend, true, mem,
+                   reductions);
 }
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_static_next)
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_dynamic_next)
@@ -637,13 +640,23 @@ MRG_EXPORT unsigned GOMP_sections_start(unsigned count) {
 }
 
 MRG_EXPORT unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_sections2_start", "task reductions");
-  WorkShare *ws = ws_begin(current(), [&](WorkShare *w) {
+  Task *self = current();
+  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
     ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
+  if (reductions) ws_reductions(self, ws, reductions);
   return next_section();
+}
+
+// The scope construct with task reductions: a work-share with no work whose reductions every
+// member shares; it ends at GOMP_workshare_task_reduction_unregister.
+MRG_EXPORT void GOMP_scope_start(uintptr_t *reductions) {
+  if (!reductions) return;
+  Task *self = current();
+  WorkShare *ws = ws_begin(self, [&](WorkShare *w) { ws_init_loop(w, SCHED_STATIC, 0, 0, 1, 0, 0); });
+  ws_reductions(self, ws, reductions);
 }
 
 MRG_EXPORT unsigned GOMP_sections_next(void) { return next_section(); }

@@ -477,7 +477,46 @@ std::shared_ptr<RedScope> red_visible(Task *t) {
   return t->red_in;
 }
 
+void ws_reductions(Task *self, WorkShare *w, std::uintptr_t *data) {
+  int n = self->team->n;
+  std::call_once(w->red_once, [&] {
+    auto r = std::make_shared<WsRed>();
+    red_allocate(data, n);
+    for (std::uintptr_t *d = data; d; d = reinterpret_cast<std::uintptr_t *>(d[4]))
+      r->arrays.emplace_back(d[2], d[6]);
+    // relaxed: published by call_once.
+    r->left.store(n, std::memory_order_relaxed);
+    w->red = r;
+  });
+  // Every member's descriptor (on its own stack) points at the same arrays.
+  size_t k = 0;
+  for (std::uintptr_t *d = data; d && k < w->red->arrays.size();
+       d = reinterpret_cast<std::uintptr_t *>(d[4]), k++) {
+    d[2] = w->red->arrays[k].first;
+    d[6] = w->red->arrays[k].second;
+  }
+  self->red_stack.push_back(std::make_shared<RedScope>(RedScope{data, red_visible(self)}));
+  self->ws_reds.push_back(w->red);
+}
+
 }  // namespace mrg
+
+MRG_EXPORT void GOMP_workshare_task_reduction_unregister(bool cancelled) {
+  (void)cancelled;
+  Task *self = current();
+  if (self->ws_reds.empty()) die("GOMP_workshare_task_reduction_unregister without a reduction");
+  std::shared_ptr<WsRed> r = self->ws_reds.front();
+  self->ws_reds.erase(self->ws_reds.begin());
+  if (!self->red_stack.empty()) self->red_stack.pop_back();
+  // A scope construct's work-share ends here (a loop's or sections' ended at its end call).
+  if (self->ws && self->ws->red == r) ws_end(self);
+  // Member 0 combines the copies into the list items before it unregisters; the others call
+  // this at once: the barrier keeps them from reading the items before the combination.
+  team_barrier(self->team);
+  // acq_rel: the last member sees every other member done with the arrays.
+  if (r->left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    for (auto &a : r->arrays) free(reinterpret_cast<void *>(a.first));
+}
 
 MRG_EXPORT void GOMP_taskgroup_reduction_register(uintptr_t *data) {
   Task *self = current();
