@@ -104,7 +104,9 @@ struct Task {
   // and the innermost scope where the task was created.
   std::vector<std::shared_ptr<RedScope>> red_stack;
   std::shared_ptr<RedScope> red_in;
-  std::vector<std::shared_ptr<WsRed>> ws_reds;  // work-share reductions not unregistered yet
+  // Work-share reductions not unregistered yet, with the scope construct's work-share (which
+  // ends then; null for loops and sections, which end at their own end call).
+  std::vector<std::pair<std::shared_ptr<WsRed>, WorkShare *>> ws_reds;
   bool thread_num_exact = true;  // thread_num is the member whose thread runs the task
   std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
@@ -211,6 +213,8 @@ void join_children(Task *t, std::size_t mark = 0);
 
 // Work-shares (loop.cpp).
 void ws_end(Task *self);
+// One member is done with work-share w of team t (the last frees it).
+void ws_release(Team *t, WorkShare *w);
 void ws_init_loop(WorkShare *w, int kind, std::int64_t start, std::int64_t end, std::int64_t incr,
                   std::int64_t chunk, int nthreads);
 void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint64_t end,

@@ -245,18 +245,21 @@ void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint
   w->chunk = chunk;
 }
 
-void ws_end(Task *self) {
-  WorkShare *w = self->ws;
-  if (!w) return;
-  if (self->ord_held) ordered_handover(self);
-  self->ws = nullptr;
-  Team *t = self->team;
+void ws_release(Team *t, WorkShare *w) {
   // acq_rel: the last member sees every other member done with it before freeing it.
   if (w->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     std::lock_guard<std::mutex> lk(t->ws_lock);
     t->ws.erase(w->seq);
     delete w;
   }
+}
+
+void ws_end(Task *self) {
+  WorkShare *w = self->ws;
+  if (!w) return;
+  if (self->ord_held) ordered_handover(self);
+  self->ws = nullptr;
+  ws_release(self->team, w);
 }
 
 }  // namespace mrg
@@ -657,6 +660,10 @@ MRG_EXPORT void GOMP_scope_start(uintptr_t *reductions) {
   Task *self = current();
   WorkShare *ws = ws_begin(self, [&](WorkShare *w) { ws_init_loop(w, SCHED_STATIC, 0, 0, 1, 0, 0); });
   ws_reductions(self, ws, reductions);
+  // The scope's work-share ends when its reductions are unregistered (scopes may nest, so
+  // the member's current work-share is not necessarily this one then).
+  self->ws_reds.back().second = ws;
+  self->ws = nullptr;
 }
 
 MRG_EXPORT unsigned GOMP_sections_next(void) { return next_section(); }

@@ -496,7 +496,7 @@ void ws_reductions(Task *self, WorkShare *w, std::uintptr_t *data) {
     d[6] = w->red->arrays[k].second;
   }
   self->red_stack.push_back(std::make_shared<RedScope>(RedScope{data, red_visible(self)}));
-  self->ws_reds.push_back(w->red);
+  self->ws_reds.emplace_back(w->red, nullptr);
 }
 
 }  // namespace mrg
@@ -505,11 +505,14 @@ MRG_EXPORT void GOMP_workshare_task_reduction_unregister(bool cancelled) {
   (void)cancelled;
   Task *self = current();
   if (self->ws_reds.empty()) die("GOMP_workshare_task_reduction_unregister without a reduction");
-  std::shared_ptr<WsRed> r = self->ws_reds.front();
-  self->ws_reds.erase(self->ws_reds.begin());
+  // Constructs with task reductions nest (scope in scope), and each unregisters at its end:
+  // the innermost is the latest.
+  std::shared_ptr<WsRed> r = self->ws_reds.back().first;
+  WorkShare *scope_ws = self->ws_reds.back().second;
+  self->ws_reds.pop_back();
   if (!self->red_stack.empty()) self->red_stack.pop_back();
   // A scope construct's work-share ends here (a loop's or sections' ended at its end call).
-  if (self->ws && self->ws->red == r) ws_end(self);
+  if (scope_ws) ws_release(self->team, scope_ws);
   // Member 0 combines the copies into the list items before it unregisters; the others call
   // this at once: the barrier keeps them from reading the items before the combination.
   team_barrier(self->team);
