@@ -108,6 +108,7 @@ struct Task {
   // ends then; null for loops and sections, which end at their own end call).
   std::vector<std::pair<std::shared_ptr<WsRed>, WorkShare *>> ws_reds;
   bool thread_num_exact = true;  // thread_num is the member whose thread runs the task
+  bool needs_exact_tid = false;  // taskloop reduction: indexes the copies by thread number
   std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
   unsigned ws_seq = 0;              // work-shares this member has begun

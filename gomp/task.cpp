@@ -163,6 +163,8 @@ void run_spark(void *arg) {
     t->thread_num = t->team->engine_member[e];
   else
     t->thread_num_exact = false;  // the creator's number, on a thread that is no member's
+  if (t->needs_exact_tid && !t->thread_num_exact)
+    unsupported("GOMP_taskloop", "a reduction task run on a thread that is no member of its team");
   wait_preds(t->preds);
   t->preds.clear();
   if (G.cancel_var && discarded(t)) {
@@ -209,10 +211,12 @@ using namespace mrg;
 namespace mrg {
 namespace {
 
-// Write a taskloop task's bounds into its copy of the data (the first two fields).
+// Write a taskloop task's bounds into its copy of the data: the first two fields (the ABI; with
+// a reduction clause the descriptor follows them).
 struct Bounds {
   bool ull;
   std::uint64_t lo, hi;
+  bool reduction = false;  // the task indexes the reduction copies by omp_get_thread_num
 };
 
 void patch_data(char *buf, const Bounds *b) {
@@ -319,6 +323,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   t->event = event;
   t->in_group = child_group(parent);
   t->red_in = red_visible(parent);
+  t->needs_exact_tid = bounds && bounds->reduction;
   if (!deps.empty()) {
     t->node = std::make_shared<DepNode>();
     t->preds = link_deps(parent, deps, t->node);
@@ -334,7 +339,6 @@ template <class T>
 void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
               long arg_size, long arg_align, unsigned flags, unsigned long num_tasks, T start,
               T end, T step) {
-  if (flags & kReduction) unsupported(symbol, "reduction clause");
   std::uint64_t n;
   if constexpr (std::is_signed_v<T>) {
     __int128 s = start, e = end, i = step;
@@ -368,14 +372,24 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
   } else {
     ntasks = std::min<std::uint64_t>(static_cast<std::uint64_t>(self->team->n), n);
   }
-  bool group = !(flags & kNogroup);
+  bool reduction = (flags & kReduction) != 0;
+  bool group = !(flags & kNogroup) || reduction;
   if (group) GOMP_taskgroup_start();
+  if (reduction) {
+    // The descriptor is the data's third field, after the bounds; the caller combines the
+    // copies after we return and unregisters it.
+    auto *rd = static_cast<std::uintptr_t **>(data)[2];
+    red_allocate(rd, self->team->n);
+    self->red_stack.back() = std::make_shared<RedScope>(RedScope{rd, red_visible(self)});
+  }
+  (void)symbol;
   std::uint64_t q = n / ntasks, r = n % ntasks, lo = 0;
   unsigned task_flags = flags & (kUntied | kFinal);
   for (std::uint64_t k = 0; k < ntasks; k++) {
     std::uint64_t hi = strict_grain ? std::min(n, lo + strict_grain) : lo + q + (k < r ? 1 : 0);
     Bounds b;
     b.ull = !std::is_signed_v<T>;
+    b.reduction = reduction;
     b.lo = static_cast<std::uint64_t>(start + static_cast<T>(lo) * step);
     b.hi = hi == n ? static_cast<std::uint64_t>(end) : static_cast<std::uint64_t>(start + static_cast<T>(hi) * step);
     create_task(fn, data, cpyfn, arg_size, arg_align, (flags & kIf) != 0, task_flags, nullptr,
