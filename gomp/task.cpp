@@ -353,7 +353,9 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
       n = s > e ? static_cast<std::uint64_t>((s - e + k - 1) / k) : 0;
     }
   }
-  if (n == 0) return;
+  bool reduction = (flags & kReduction) != 0;
+  // No iterations, no tasks; a reduction still registers its copies, which the caller combines.
+  if (n == 0 && !reduction) return;
   ensure_runtime();
   Task *self = current();
   std::uint64_t ntasks;
@@ -372,7 +374,7 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
   } else {
     ntasks = std::min<std::uint64_t>(static_cast<std::uint64_t>(self->team->n), n);
   }
-  bool reduction = (flags & kReduction) != 0;
+  if (n == 0) ntasks = 0;
   bool group = !(flags & kNogroup) || reduction;
   if (group) GOMP_taskgroup_start();
   if (reduction) {
@@ -383,7 +385,7 @@ void taskloop(const char *symbol, void (*fn)(void *), void *data, void (*cpyfn)(
     self->red_stack.back() = std::make_shared<RedScope>(RedScope{rd, red_visible(self)});
   }
   (void)symbol;
-  std::uint64_t q = n / ntasks, r = n % ntasks, lo = 0;
+  std::uint64_t q = ntasks ? n / ntasks : 0, r = ntasks ? n % ntasks : 0, lo = 0;
   unsigned task_flags = flags & (kUntied | kFinal);
   for (std::uint64_t k = 0; k < ntasks; k++) {
     std::uint64_t hi = strict_grain ? std::min(n, lo + strict_grain) : lo + q + (k < r ? 1 : 0);
