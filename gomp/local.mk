@@ -29,7 +29,7 @@ tests_gomp_check_bind_CFLAGS = $(TEST_CFLAGS)
 tests_gomp_check_bind_LDADD = $(ABI_LIBS)
 TESTS += tests/gomp/check_bind
 
-EXTRA_DIST += gomp/libgomp.map doc/gomp.md tests/gomp/run-suite.sh tests/gomp/core.list \
+EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list \
 	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/bench-gomp.sh \
 	tests/gomp/bench/fib.c tests/gomp/bench/loop.c tests/gomp/bench/barrier.c
 
