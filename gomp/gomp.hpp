@@ -188,6 +188,10 @@ struct Team {
   // than a barrier generation, since cancelled members skip the barriers in between.
   std::atomic<bool> cancelled{false};
   std::atomic<int> exited{0};
+  // Members 1..n-1 that have begun their implicit task, for regions whose implicit tasks
+  // initialise per-member copies that the team's tasks also use (start_together).
+  bool start_together = false;
+  std::atomic<int> started{0};
   MR_Future exit_done = MR_FUTURE_INIT;
 };
 

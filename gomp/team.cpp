@@ -292,6 +292,14 @@ std::atomic<int> threads_in_use{1};
 
 void run_member(Team *team, int i);
 
+// Wait, holding the engine (a suspension would let the engine run the team's tasks before this
+// member's implicit task has initialised its copies), until members 1..n-1 have all begun.
+void wait_all_started(Team *t) {
+  unsigned round = 0;
+  // acquire: pairs with the members' release increments.
+  while (t->started.load(std::memory_order_acquire) < t->n - 1) backoff(&round);
+}
+
 void pool_main(PoolThread *p) {
   for (;;) {
     Job j;
@@ -353,6 +361,11 @@ void end_implicit(Task *self) {
 void run_member(Team *team, int i) {
   Task *self = &team->members[i];
   set_current(self);
+  if (team->start_together) {
+    // release: publishes this member's start (its engine is held from here on).
+    team->started.fetch_add(1, std::memory_order_release);
+    wait_all_started(team);
+  }
   team->fn(team->data);
   set_current(self);
   end_implicit(self);
@@ -422,6 +435,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
   }
   if (reductions) {
     // reduction(task, ...) on the region: every member's tasks reduce into per-member copies.
+    t->start_together = true;
     red_allocate(reductions, n);
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
     for (auto &m : t->members) m.red_in = scope;
@@ -519,6 +533,12 @@ MRG_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, uns
   auto *reductions = *static_cast<std::uintptr_t **>(data);
   Team *t = parallel_begin(fn, data, nthreads, nullptr, reductions);
   unsigned n = static_cast<unsigned>(t->n);
+  // Each implicit task begins by initialising its member's copies, and a task that runs on
+  // an engine uses the copies of the member bound there: no task may run on an engine before
+  // its member has begun. So no member goes on (and creates tasks) before every member has
+  // begun, and none suspends meanwhile (an engine runs one context at a time, and a member
+  // that has begun gives its engine up only at a later wait, after its initialisation).
+  if (n > 1) wait_all_started(t);
   fn(data);
   parallel_end(t);
   return n;
