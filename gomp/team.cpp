@@ -538,7 +538,7 @@ MRG_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, uns
   // its member has begun. So no member goes on (and creates tasks) before every member has
   // begun, and none suspends meanwhile (an engine runs one context at a time, and a member
   // that has begun gives its engine up only at a later wait, after its initialisation).
-  if (n > 1) wait_all_started(t);
+  if (n > 1 && t->start_together) wait_all_started(t);
   fn(data);
   parallel_end(t);
   return n;

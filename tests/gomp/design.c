@@ -200,6 +200,37 @@ static int test_unsupported(void) {
   return 0;
 }
 
+/* Task reductions of a region: every task multiplies into the copy of the member whose thread
+ * runs it, and no copy is initialised again after a task used it (each implicit task starts
+ * by initialising its member's copy; a task that an engine ran before its member had begun
+ * lost its factors). */
+static int test_task_reduction(void) {
+  for (int rep = 0; rep < 200; rep++) {
+    long sum = 0, product = 1;
+#pragma omp parallel reduction(task, + : sum) reduction(task, * : product) num_threads(4)
+    {
+#pragma omp for
+      for (int i = 0; i < 4; i++) {
+#pragma omp task in_reduction(+ : sum) in_reduction(* : product)
+        {
+          sum += 2;
+          product *= 2;
+          for (int j = 0; j < 2; j++) {
+#pragma omp task in_reduction(+ : sum) in_reduction(* : product)
+            {
+              sum += 5;
+              product *= 2;
+            }
+          }
+        }
+      }
+    }
+    if (sum != 48 || product != 4096)
+      FAIL("round %d: sum %ld (not 48), product %ld (not 4096)", rep, sum, product);
+  }
+  return 0;
+}
+
 /* Ordered regions of a dynamic loop run in iteration order, whoever runs the iterations. */
 static int test_ordered(void) {
   enum { N = 500 };
@@ -223,6 +254,7 @@ int main(int argc, char **argv) {
       {"barrier", test_barrier},   {"tied", test_tied},
       {"depend", test_depend},     {"barrier-tasks", test_barrier_runs_tasks},
       {"locks", test_locks},       {"ordered", test_ordered},
+      {"task-reduction", test_task_reduction},
       {"unsupported", test_unsupported},
   };
   if (argc != 2) {
