@@ -125,7 +125,6 @@ void read_environment() {
   bool b;
   if (env_bool("OMP_DYNAMIC", &b)) G.initial.dyn = b;
   parse_schedule(&G.initial);
-  G.initial.sched = G.initial.sched ? G.initial.sched : SCHED_DYNAMIC;
   long v;
   // A list of several team sizes asks for nesting; OMP_NESTED is the deprecated switch.
   int &levels = G.initial.max_active_levels;
