@@ -156,3 +156,51 @@ MRG_EXPORT int omp_target_memcpy(void *dst, const void *src, size_t length, size
   memcpy(static_cast<char *>(dst) + dst_offset, static_cast<const char *>(src) + src_offset, length);
   return 0;
 }
+
+namespace {
+
+// One dimension of omp_target_memcpy_rect at a time: element_size is the bytes of one element
+// of the innermost dimension, each outer step moves by the product of the inner dimensions.
+void copy_rect(char *dst, const char *src, size_t element_size, int num_dims, const size_t *volume,
+               const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions,
+               const size_t *src_dimensions) {
+  if (num_dims == 1) {
+    memcpy(dst + dst_offsets[0] * element_size, src + src_offsets[0] * element_size,
+           volume[0] * element_size);
+    return;
+  }
+  size_t dst_stride = element_size, src_stride = element_size;
+  for (int d = 1; d < num_dims; d++) {
+    dst_stride *= dst_dimensions[d];
+    src_stride *= src_dimensions[d];
+  }
+  for (size_t i = 0; i < volume[0]; i++)
+    copy_rect(dst + (dst_offsets[0] + i) * dst_stride, src + (src_offsets[0] + i) * src_stride,
+              element_size, num_dims - 1, volume + 1, dst_offsets + 1, src_offsets + 1,
+              dst_dimensions + 1, src_dimensions + 1);
+}
+
+}  // namespace
+
+MRG_EXPORT int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims,
+                                      const size_t *volume, const size_t *dst_offsets,
+                                      const size_t *src_offsets, const size_t *dst_dimensions,
+                                      const size_t *src_dimensions, int dst_device,
+                                      int src_device) {
+  if (!dst && !src) return 0x7fffffff;  // the number of dimensions supported: any
+  if (dst_device != 0 || src_device != 0 || num_dims < 1 || !dst || !src) return 22;  // EINVAL
+  copy_rect(static_cast<char *>(dst), static_cast<const char *>(src), element_size, num_dims, volume,
+            dst_offsets, src_offsets, dst_dimensions, src_dimensions);
+  return 0;
+}
+
+// The host's memory needs no association with itself: there is no device memory to associate.
+MRG_EXPORT int omp_target_associate_ptr(const void *host, const void *device_ptr, size_t size,
+                                        size_t device_offset, int device) {
+  (void)host, (void)device_ptr, (void)size, (void)device_offset, (void)device;
+  return 22;  // EINVAL
+}
+MRG_EXPORT int omp_target_disassociate_ptr(const void *p, int device) {
+  (void)p, (void)device;
+  return 22;  // EINVAL
+}
