@@ -1,0 +1,167 @@
+// api.cpp: the omp_* routines: team and thread queries, ICVs, time, and the host-only device,
+// teams, places and memory routines.
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gomp.hpp"
+
+using namespace mrg;
+
+MRG_EXPORT int omp_get_thread_num(void) { return current()->thread_num; }
+MRG_EXPORT int omp_get_num_threads(void) { return current()->team->n; }
+MRG_EXPORT int omp_get_max_threads(void) { return current()->icv.nthreads; }
+MRG_EXPORT void omp_set_num_threads(int n) { current()->icv.nthreads = std::max(1, n); }
+MRG_EXPORT int omp_in_parallel(void) { return current()->team->active_level > 0; }
+MRG_EXPORT int omp_get_num_procs(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+MRG_EXPORT void omp_set_dynamic(int d) { current()->icv.dyn = d != 0; }
+MRG_EXPORT int omp_get_dynamic(void) { return current()->icv.dyn; }
+MRG_EXPORT void omp_set_nested(int nested) { current()->icv.max_active_levels = nested ? 255 : 1; }
+MRG_EXPORT int omp_get_nested(void) { return current()->icv.max_active_levels > 1; }
+MRG_EXPORT void omp_set_max_active_levels(int n) {
+  if (n >= 0) current()->icv.max_active_levels = std::min(n, 255);
+}
+MRG_EXPORT int omp_get_max_active_levels(void) { return current()->icv.max_active_levels; }
+MRG_EXPORT int omp_get_supported_active_levels(void) { return 255; }
+MRG_EXPORT int omp_get_thread_limit(void) {
+  current();
+  int limit = current()->team->teams_thread_limit;
+  return limit > 0 ? std::min(limit, G.thread_limit) : G.thread_limit;
+}
+MRG_EXPORT int omp_get_level(void) { return current()->team->level; }
+MRG_EXPORT int omp_get_active_level(void) { return current()->team->active_level; }
+MRG_EXPORT int omp_get_ancestor_thread_num(int level) {
+  Task *self = current();
+  Team *t = self->team;
+  if (level < 0 || level > t->level) return -1;
+  if (level == t->level) return self->thread_num;
+  return t->ancestor_tid[level];
+}
+MRG_EXPORT int omp_get_team_size(int level) {
+  Team *t = current()->team;
+  if (level < 0 || level > t->level) return -1;
+  return t->ancestor_size[level];
+}
+MRG_EXPORT void omp_set_schedule(int kind, int chunk) {
+  Icv &icv = current()->icv;
+  int k = kind & 0x7fffffff;
+  if (k < SCHED_STATIC || k > SCHED_AUTO) return;
+  icv.sched = k;
+  icv.chunk = chunk > 0 ? chunk : 0;
+}
+MRG_EXPORT void omp_get_schedule(int *kind, int *chunk) {
+  const Icv &icv = current()->icv;
+  *kind = icv.sched;
+  *chunk = icv.sched == SCHED_AUTO ? 0 : (icv.chunk > 0 ? icv.chunk : (icv.sched == SCHED_STATIC ? 0 : 1));
+}
+MRG_EXPORT int omp_in_final(void) { return current()->final_; }
+MRG_EXPORT int omp_get_max_task_priority(void) {
+  current();
+  return G.max_task_priority;
+}
+MRG_EXPORT int omp_get_cancellation(void) {
+  current();  // the environment is read
+  return G.cancel_var;
+}
+MRG_EXPORT int omp_get_proc_bind(void) { return 0; }  // omp_proc_bind_false
+
+MRG_EXPORT double omp_get_wtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+MRG_EXPORT double omp_get_wtick(void) {
+  struct timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// ---- the host is the only device ------------------------------------------------------------
+
+MRG_EXPORT int omp_get_num_devices(void) { return 0; }
+MRG_EXPORT int omp_get_default_device(void) { return 0; }
+MRG_EXPORT void omp_set_default_device(int d) { (void)d; }
+MRG_EXPORT int omp_is_initial_device(void) { return 1; }
+MRG_EXPORT int omp_get_initial_device(void) { return 0; }  // == omp_get_num_devices()
+MRG_EXPORT int omp_get_device_num(void) { return 0; }
+
+// ---- one team of teams, no places ------------------------------------------------------------
+
+// nteams-var and teams-thread-limit-var (0: unset): the league size of a teams construct
+// without num_teams, and what omp_get_teams_thread_limit reports.
+static int env_positive(const char *name) {
+  const char *s = getenv(name);
+  int v = s ? atoi(s) : 0;
+  return v > 0 ? v : 0;
+}
+static std::atomic<int> nteams_var{env_positive("OMP_NUM_TEAMS")};
+static std::atomic<int> teams_thread_limit_var{env_positive("OMP_TEAMS_THREAD_LIMIT")};
+MRG_EXPORT int omp_get_num_teams(void) { return current()->team->num_teams; }
+MRG_EXPORT int omp_get_team_num(void) { return current()->team->team_num; }
+// relaxed: a value of its own, with no data published through it.
+MRG_EXPORT int omp_get_max_teams(void) { return nteams_var.load(std::memory_order_relaxed); }
+MRG_EXPORT void omp_set_num_teams(int n) {
+  // relaxed: as above.
+  if (n > 0) nteams_var.store(n, std::memory_order_relaxed);
+}
+MRG_EXPORT int omp_get_teams_thread_limit(void) {
+  // relaxed: as above.
+  return teams_thread_limit_var.load(std::memory_order_relaxed);
+}
+MRG_EXPORT void omp_set_teams_thread_limit(int n) {
+  // relaxed: as above.
+  if (n > 0) teams_thread_limit_var.store(n, std::memory_order_relaxed);
+}
+MRG_EXPORT int omp_get_num_places(void) { return 0; }
+MRG_EXPORT int omp_get_place_num(void) { return -1; }
+MRG_EXPORT int omp_get_place_num_procs(int place) {
+  (void)place;
+  return 0;
+}
+MRG_EXPORT void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
+MRG_EXPORT int omp_get_partition_num_places(void) { return 0; }
+MRG_EXPORT void omp_get_partition_place_nums(int *nums) { (void)nums; }
+// Pausing may release the runtime's resources; keeping them is allowed (the next region finds
+// them ready), so the request succeeds for the host and fails for any other device.
+MRG_EXPORT int omp_pause_resource(int kind, int device) {
+  (void)kind;
+  return device == 0 ? 0 : -1;
+}
+MRG_EXPORT int omp_pause_resource_all(int kind) {
+  (void)kind;
+  return 0;
+}
+
+// The ICVs in the format of OMP_DISPLAY_ENV (OpenMP 5.1, "OMP_DISPLAY_ENV"); verbose adds
+// mrengine's engine count.
+MRG_EXPORT void omp_display_env(int verbose) {
+  const Icv &icv = current()->icv;
+  static const char *const kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+  fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
+  fprintf(stderr, "  _OPENMP = '201511'\n");
+  fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", icv.dyn ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_NESTED = '%s'\n", icv.max_active_levels > 1 ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", icv.nthreads);
+  if (icv.chunk > 0)
+    fprintf(stderr, "  OMP_SCHEDULE = '%s,%d'\n", kinds[icv.sched], icv.chunk);
+  else
+    fprintf(stderr, "  OMP_SCHEDULE = '%s'\n", kinds[icv.sched]);
+  fprintf(stderr, "  OMP_PROC_BIND = 'FALSE'\n");
+  fprintf(stderr, "  OMP_PLACES = ''\n");
+  fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", G.wait_policy == 1 ? "ACTIVE" : "PASSIVE");
+  fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", G.thread_limit);
+  fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", icv.max_active_levels);
+  fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", G.cancel_var ? "TRUE" : "FALSE");
+  fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
+  fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", G.max_task_priority);
+  if (verbose) fprintf(stderr, "  MRENGINE_ENGINES = '%d'\n", MR_num_engines());
+  fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
+}

@@ -1,0 +1,22 @@
+#!/bin/sh
+# check-design.sh: run tests/gomp/design (a gcc -fopenmp program) against this tree's
+# libgomp.so.1, once per design point, on 2 engines (MRENGINE_OPTIONS), as `make check` does.
+builddir=$(pwd)
+prog=$builddir/tests/gomp/design
+lib=$builddir/gomp/.libs
+[ -x "$prog" ] || { echo "check-design: $prog not built"; exit 1; }
+LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
+MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
+status=0
+for t in runtime threadprivate barrier tied depend barrier-tasks locks ordered task-reduction; do
+  if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
+done
+# An unsupported construct stops the program with the runtime's message.
+err=$(timeout 60 "$prog" unsupported 2>&1 >/dev/null)
+rc=$?
+if [ $rc -ne 0 ] && echo "$err" | grep -q '^mrengine-gomp: omp_display_affinity is not supported'; then
+  echo "PASS: unsupported ($err)"
+else
+  echo "FAIL: unsupported: status $rc, stderr: $err"; status=1
+fi
+exit $status

@@ -1,0 +1,268 @@
+/* design.c: the design points of libmrgomp (doc/gomp.md), as a gcc -fopenmp program that
+ * tests/gomp/check-design.sh runs against this tree's libgomp.so.1. `design NAME` runs one test
+ * and exits 0 if it holds; each failure says what was wrong. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define FAIL(...)                                                  \
+  do {                                                             \
+    fprintf(stderr, "design: %s: ", __func__);                     \
+    fprintf(stderr, __VA_ARGS__);                                  \
+    fputc('\n', stderr);                                           \
+    exit(1);                                                       \
+  } while (0)
+
+static int tp_value = -1;
+#pragma omp threadprivate(tp_value)
+
+static long os_tid(void) { return (long)syscall(SYS_gettid); }
+
+/* The runtime loaded is mrengine's: its C ABI is in the process and its engines run. */
+static int mrengine_engines(void) {
+  int (*num_engines)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "MR_num_engines");
+  return num_engines ? num_engines() : -1;
+}
+
+static int test_runtime(void) {
+  int n = 0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    n = mrengine_engines();
+  }
+  if (n < 1) FAIL("MR_num_engines() is %d: the program did not run on mrengine", n);
+  return 0;
+}
+
+/* A team of 10 on 2 engines: 10 distinct OS threads; member 0 is the caller's thread; member i
+ * is the same OS thread in consecutive regions, so its threadprivate value survives. */
+static int test_threadprivate(void) {
+  enum { N = 10, ROUNDS = 5 };
+  long tids[ROUNDS][N];
+  long main_tid = os_tid();
+  for (int r = 0; r < ROUNDS; r++) {
+    int bad = 0;
+#pragma omp parallel num_threads(N) reduction(+ : bad)
+    {
+      int me = omp_get_thread_num();
+      if (omp_get_num_threads() != N) bad++;
+      if (r > 0 && tp_value != me * 100 + r - 1) bad++;
+      tp_value = me * 100 + r;
+      tids[r][me] = os_tid();
+#pragma omp barrier
+      if (tp_value != me * 100 + r) bad++;
+    }
+    if (bad) FAIL("round %d: %d members saw a wrong team size or threadprivate value", r, bad);
+    if (tids[r][0] != main_tid) FAIL("round %d: member 0 did not run on the calling thread", r);
+    for (int i = 0; i < N; i++)
+      for (int j = i + 1; j < N; j++)
+        if (tids[r][i] == tids[r][j]) FAIL("round %d: members %d and %d share an OS thread", r, i, j);
+    if (r > 0)
+      for (int i = 0; i < N; i++)
+        if (tids[r][i] != tids[r - 1][i]) FAIL("member %d changed OS thread between regions", i);
+  }
+  return 0;
+}
+
+/* A barrier separates phases: no member sees another's next-phase write early. */
+static int test_barrier(void) {
+  enum { N = 6, PHASES = 200 };
+  int phase_of[N];
+  int bad = 0;
+#pragma omp parallel num_threads(N) reduction(+ : bad)
+  {
+    int me = omp_get_thread_num();
+    for (int p = 0; p < PHASES; p++) {
+      /* relaxed: the barrier is what must order these (the test checks that it does). */
+      __atomic_store_n(&phase_of[me], p, __ATOMIC_RELAXED);
+#pragma omp barrier
+      for (int i = 0; i < N; i++) /* relaxed: as the store */
+        if (__atomic_load_n(&phase_of[i], __ATOMIC_RELAXED) != p) bad++;
+#pragma omp barrier
+    }
+  }
+  if (bad) FAIL("%d reads saw a member in another phase across a barrier", bad);
+  return 0;
+}
+
+/* A tied task stays on its OS thread across taskwait, with its threadprivate values. */
+static long fib_task(int n, int *moved) {
+  if (n < 2) return n;
+  long a, b;
+  long before = os_tid();
+  int *tp_addr = &tp_value;
+#pragma omp task shared(a, moved) if (n > 12)
+  a = fib_task(n - 1, moved);
+#pragma omp task shared(b, moved) if (n > 12)
+  b = fib_task(n - 2, moved);
+#pragma omp taskwait
+  /* relaxed: a count, read after the region's barrier. */
+  if (os_tid() != before || &tp_value != tp_addr) __atomic_add_fetch(moved, 1, __ATOMIC_RELAXED);
+  return a + b;
+}
+
+static int test_tied(void) {
+  int moved = 0;
+  long r = 0;
+#pragma omp parallel num_threads(4)
+#pragma omp single
+  r = fib_task(27, &moved);
+  if (r != 196418) FAIL("fib(27) gave %ld", r);
+  if (moved) FAIL("%d tasks resumed on another OS thread after taskwait", moved);
+  return 0;
+}
+
+/* Sibling dependences: a chain of inout tasks runs in order; readers run after their writer and
+ * before the next writer. */
+static int test_depend(void) {
+  enum { LEN = 300 };
+  int x = 0, order_bad = 0, reads[LEN];
+#pragma omp parallel num_threads(4)
+#pragma omp single
+  {
+    for (int i = 0; i < LEN; i++) {
+#pragma omp task depend(inout : x) shared(x, order_bad) firstprivate(i)
+      {
+        if (x != i) __atomic_add_fetch(&order_bad, 1, __ATOMIC_RELAXED); /* relaxed: a count */
+        x = i + 1;
+      }
+#pragma omp task depend(in : x) shared(x, reads) firstprivate(i)
+      reads[i] = x;
+    }
+#pragma omp taskwait
+  }
+  if (order_bad) FAIL("%d writers ran out of order", order_bad);
+  if (x != LEN) FAIL("x is %d, not %d", x, LEN);
+  for (int i = 0; i < LEN; i++)
+    if (reads[i] != i + 1) FAIL("reader %d saw %d, not %d", i, reads[i], i + 1);
+  return 0;
+}
+
+/* Every task of the team is complete when a barrier ends, whoever created it: one member creates
+ * them all while the other waits at the barrier (suspended, so its engine can run them). */
+static int test_barrier_runs_tasks(void) {
+  enum { TASKS = 2000 };
+  int done = 0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp master
+    for (int i = 0; i < TASKS; i++) {
+#pragma omp task shared(done)
+      __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED);
+    }
+#pragma omp barrier
+    if (__atomic_load_n(&done, __ATOMIC_RELAXED) != TASKS) __atomic_store_n(&done, -1, __ATOMIC_RELAXED);
+  }
+  if (done != TASKS) FAIL("tasks not complete at the barrier (%d of %d)", done, TASKS);
+  return 0;
+}
+
+/* Nested locks are owned by tasks: the owner re-enters, another task waits. */
+static int test_locks(void) {
+  omp_nest_lock_t nl;
+  omp_lock_t l;
+  omp_init_nest_lock(&nl);
+  omp_init_lock(&l);
+  long nested = 0, simple = 0; /* one counter per lock */
+#pragma omp parallel num_threads(4)
+  for (int i = 0; i < 1000; i++) {
+    omp_set_nest_lock(&nl);
+    omp_set_nest_lock(&nl);
+    nested++;
+    omp_unset_nest_lock(&nl);
+    omp_unset_nest_lock(&nl);
+    omp_set_lock(&l);
+    simple++;
+    omp_unset_lock(&l);
+  }
+  if (nested != 4000 || simple != 4000)
+    FAIL("counters are %ld and %ld, not 4000", nested, simple);
+  if (omp_test_nest_lock(&nl) != 1 || omp_test_nest_lock(&nl) != 2) FAIL("nest lock depth wrong");
+  omp_unset_nest_lock(&nl);
+  omp_unset_nest_lock(&nl);
+  omp_destroy_nest_lock(&nl);
+  omp_destroy_lock(&l);
+  return 0;
+}
+
+/* An unsupported entry point (omp_display_affinity: affinity formats are not implemented) stops
+ * the program with the runtime's message (check-design.sh checks the message and the status). */
+static int test_unsupported(void) {
+#pragma omp parallel num_threads(2)
+  omp_display_affinity(NULL);
+  return 0;
+}
+
+/* Task reductions of a region: every task multiplies into the copy of the member whose thread
+ * runs it, and no copy is initialised again after a task used it (each implicit task starts
+ * by initialising its member's copy; a task that an engine ran before its member had begun
+ * lost its factors). */
+static int test_task_reduction(void) {
+  for (int rep = 0; rep < 200; rep++) {
+    long sum = 0, product = 1;
+#pragma omp parallel reduction(task, + : sum) reduction(task, * : product) num_threads(4)
+    {
+#pragma omp for
+      for (int i = 0; i < 4; i++) {
+#pragma omp task in_reduction(+ : sum) in_reduction(* : product)
+        {
+          sum += 2;
+          product *= 2;
+          for (int j = 0; j < 2; j++) {
+#pragma omp task in_reduction(+ : sum) in_reduction(* : product)
+            {
+              sum += 5;
+              product *= 2;
+            }
+          }
+        }
+      }
+    }
+    if (sum != 48 || product != 4096)
+      FAIL("round %d: sum %ld (not 48), product %ld (not 4096)", rep, sum, product);
+  }
+  return 0;
+}
+
+/* Ordered regions of a dynamic loop run in iteration order, whoever runs the iterations. */
+static int test_ordered(void) {
+  enum { N = 500 };
+  int seq[N], pos = 0;
+#pragma omp parallel for ordered schedule(dynamic, 3) num_threads(4)
+  for (int i = 0; i < N; i++) {
+#pragma omp ordered
+    seq[pos++] = i;
+  }
+  for (int i = 0; i < N; i++)
+    if (seq[i] != i) FAIL("ordered position %d holds iteration %d", i, seq[i]);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static const struct {
+    const char *name;
+    int (*fn)(void);
+  } tests[] = {
+      {"runtime", test_runtime},   {"threadprivate", test_threadprivate},
+      {"barrier", test_barrier},   {"tied", test_tied},
+      {"depend", test_depend},     {"barrier-tasks", test_barrier_runs_tasks},
+      {"locks", test_locks},       {"ordered", test_ordered},
+      {"task-reduction", test_task_reduction},
+      {"unsupported", test_unsupported},
+  };
+  if (argc != 2) {
+    fprintf(stderr, "usage: design TEST\n");
+    return 2;
+  }
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+    if (strcmp(argv[1], tests[i].name) == 0) return tests[i].fn();
+  fprintf(stderr, "design: no test %s\n", argv[1]);
+  return 2;
+}
