@@ -80,7 +80,7 @@ static void *foreign(void *arg) {
 }
 
 START_TEST(test_not_an_engine) {
-  ck_assert_int_eq(MR_context_bind_here(), MR_ENOTENGINE); /* no runtime */
+  ck_assert_int_eq(MR_context_bind_here(), MR_ENOTINIT); /* no runtime */
   mr_test_start(2, NULL);
   ck_assert_int_eq(MR_context_bind_here(), 0); /* the primordial context, on engine 0 */
   int rc = 1;
