@@ -21,7 +21,7 @@ gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 	-Wl,--version-script=$(srcdir)/gomp/libgomp.map $(PTHREAD_FLAGS)
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
-EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list \
+EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
 	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/bench-gomp.sh \
 	tests/gomp/bench/fib.c tests/gomp/bench/loop.c tests/gomp/bench/barrier.c
 

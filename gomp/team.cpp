@@ -154,6 +154,9 @@ void read_environment() {
 
 std::once_flag env_once;
 std::mutex init_lock;
+// Set once the runtime is known to run and G.engines holds its engine count (the program's own
+// mrengine, or the one started here); it never stops (doc/gomp.md).
+std::atomic<bool> runtime_known{false};
 
 thread_local Task *tl_current = nullptr;
 // The initial task of a thread that is in no parallel region (and its team of one).
@@ -165,13 +168,11 @@ thread_local std::unique_ptr<Team> tl_initial_team;
 // ---- the runtime ----------------------------------------------------------------------------
 
 void ensure_runtime() {
+  // acquire: pairs with the release store below, so G.engines (written before it) is visible.
+  if (runtime_known.load(std::memory_order_acquire)) return;
   std::call_once(env_once, read_environment);
-  if (MR_num_engines() > 0) {
-    // acquire by MR_num_engines' own load: the engines exist.
-    G.engines = MR_num_engines();
-    return;
-  }
   std::lock_guard<std::mutex> lk(init_lock);
+  if (runtime_known.load(std::memory_order_relaxed)) return;  // under the lock: ordered by it
   if (MR_num_engines() == 0) {
     MR_Config cfg;
     MR_config_default(&cfg);
@@ -192,7 +193,9 @@ void ensure_runtime() {
     if (rc != 0 && rc != MR_EBUSY)
       die("cannot start mrengine: %s (%s)", MR_strerror(rc), MR_init_error_message());
   }
+  // Written once, here, before the release store that lets every other caller skip the lock.
   G.engines = MR_num_engines();
+  runtime_known.store(true, std::memory_order_release);
 }
 
 Task *current() {
