@@ -35,3 +35,9 @@ tests_gomp_design_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_LDADD = -ldl
 TESTS += tests/gomp/check-design.sh tests/gomp/check-suite.sh
 endif
+
+# run-suite.sh extracts gcc's test suite into tests/gomp/suite and compiles and runs it there.
+clean-local: clean-gomp-suite
+clean-gomp-suite:
+	rm -rf tests/gomp/suite
+.PHONY: clean-gomp-suite
