@@ -22,8 +22,7 @@ gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
-	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/bench-gomp.sh \
-	tests/gomp/bench/fib.c tests/gomp/bench/loop.c tests/gomp/bench/barrier.c
+	tests/gomp/check-suite.sh tests/gomp/check-design.sh
 
 # The design tests: gcc -fopenmp programs run against this library (check-design.sh sets the
 # library path), and the core tier of gcc's own libgomp test suite (check-suite.sh).

@@ -10,7 +10,7 @@
 ## and not with $(OPENMP_CFLAGS), which for another compiler could mean another ABI.
 
 omp_bench_kernels = bench/omp/fib bench/omp/nqueens bench/omp/uts bench/omp/mergesort \
-	bench/omp/gs bench/omp/fanout
+	bench/omp/gs bench/omp/fanout bench/omp/loop bench/omp/barrier
 omp_bench_cflags = $(AM_CFLAGS) -O2 -fopenmp
 
 # make check runs run.sh --check (tiny inputs, every runtime found, 1 and 2 threads) when the
@@ -52,6 +52,12 @@ bench_omp_gs_LDFLAGS = -fopenmp
 bench_omp_fanout_SOURCES = bench/omp/fanout.c bench/omp/ompbench.h
 bench_omp_fanout_CFLAGS = $(omp_bench_cflags)
 bench_omp_fanout_LDFLAGS = -fopenmp
+bench_omp_loop_SOURCES = bench/omp/loop.c bench/omp/ompbench.h
+bench_omp_loop_CFLAGS = $(omp_bench_cflags)
+bench_omp_loop_LDFLAGS = -fopenmp
+bench_omp_barrier_SOURCES = bench/omp/barrier.c bench/omp/ompbench.h
+bench_omp_barrier_CFLAGS = $(omp_bench_cflags)
+bench_omp_barrier_LDFLAGS = -fopenmp
 
 OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh: the OpenMP task kernels of bench/omp (built once with gcc -O2 -fopenmp) on three
+# run.sh: the OpenMP kernels of bench/omp (built once with gcc -O2 -fopenmp) on three
 # runtimes: gcc's libgomp, LLVM's libomp and libmrgomp (mrengine's libgomp.so.1). The same
 # binaries run on each; only LD_LIBRARY_PATH changes, pointing at a directory whose
 # libgomp.so.1 is the runtime to use.
@@ -7,7 +7,8 @@
 #   bench/omp/run.sh [options]
 #     --runs N          timed runs per kernel, runtime and thread count (default 5)
 #     --threads LIST    OMP_NUM_THREADS values, e.g. "1 2" (default "1 2")
-#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout (default all)
+#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier
+#                       (default all)
 #     --timeout S       seconds one run may take before it is killed (default 120)
 #     --gomp DIR        directory with gcc's libgomp.so.1 (default: the one gcc links)
 #     --omp DIR         directory with a libgomp.so.1 that is LLVM's libomp (default: a
@@ -36,7 +37,7 @@ set -u
 
 runs=5
 threads="1 2"
-kernels="fib nqueens uts mergesort gs fanout"
+kernels="fib nqueens uts mergesort gs fanout loop barrier"
 timeout_s=120
 gomp_dir=
 omp_dir=
@@ -69,7 +70,8 @@ case "$timeout_s" in ''|*[!0-9]*|0) die "--timeout wants a positive integer" ;; 
 [ "$check" = yes ] && runs=1
 
 # The arguments of each kernel: the benchmark's sizes, or with --check tiny ones that take a
-# few milliseconds but still create tasks on every path (dependences, taskgroups, deep trees).
+# few milliseconds but still create tasks on every path (dependences, taskgroups, deep trees),
+# and still hand out several chunks per loop and meet at many barriers.
 kernel_args() {
   if [ "$check" = yes ]; then
     case "$1" in
@@ -79,6 +81,8 @@ kernel_args() {
       mergesort) echo "50000 512" ;;
       gs) echo "128 16 3" ;;
       fanout) echo "50 200" ;;
+      loop) echo "200 1000" ;;
+      barrier) echo "2000" ;;
     esac
   else
     case "$1" in
@@ -88,12 +92,14 @@ kernel_args() {
       mergesort) echo "4000000 2048" ;;
       gs) echo "1024 32 20" ;;
       fanout) echo "1000 1000" ;;
+      loop) echo "20000 4096" ;;
+      barrier) echo "100000" ;;
     esac
   fi
 }
 
 for k in $kernels; do
-  case "$k" in fib|nqueens|uts|mergesort|gs|fanout) ;; *) die "unknown kernel '$k'" ;; esac
+  case "$k" in fib|nqueens|uts|mergesort|gs|fanout|loop|barrier) ;; *) die "unknown kernel '$k'" ;; esac
   [ -x "$bindir/$k" ] || die "$bindir/$k is not built (make bench-omp builds the kernels)"
 done
 
