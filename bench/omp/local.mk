@@ -33,31 +33,27 @@ clean-local: clean-omp-bench
 clean-omp-bench:
 	rm -rf bench/omp/libomp-as-gomp
 
-bench_omp_fib_SOURCES = bench/omp/fib.c bench/omp/ompbench.h
+# Each kernel is the one file bench/omp/NAME.c (automake's default source), including
+# ompbench.h, which EXTRA_DIST ships. The flags cannot be shared through AM_CFLAGS, which is
+# the whole tree's, so each kernel names them.
+omp_bench_ldflags = -fopenmp
 bench_omp_fib_CFLAGS = $(omp_bench_cflags)
-bench_omp_fib_LDFLAGS = -fopenmp
-bench_omp_nqueens_SOURCES = bench/omp/nqueens.c bench/omp/ompbench.h
+bench_omp_fib_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_nqueens_CFLAGS = $(omp_bench_cflags)
-bench_omp_nqueens_LDFLAGS = -fopenmp
-bench_omp_uts_SOURCES = bench/omp/uts.c bench/omp/ompbench.h
+bench_omp_nqueens_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_uts_CFLAGS = $(omp_bench_cflags) $(NETTLE_CFLAGS)
-bench_omp_uts_LDFLAGS = -fopenmp
+bench_omp_uts_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_uts_LDADD = $(NETTLE_LIBS) -lm
-bench_omp_mergesort_SOURCES = bench/omp/mergesort.c bench/omp/ompbench.h
 bench_omp_mergesort_CFLAGS = $(omp_bench_cflags)
-bench_omp_mergesort_LDFLAGS = -fopenmp
-bench_omp_gs_SOURCES = bench/omp/gs.c bench/omp/ompbench.h
+bench_omp_mergesort_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_gs_CFLAGS = $(omp_bench_cflags)
-bench_omp_gs_LDFLAGS = -fopenmp
-bench_omp_fanout_SOURCES = bench/omp/fanout.c bench/omp/ompbench.h
+bench_omp_gs_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_fanout_CFLAGS = $(omp_bench_cflags)
-bench_omp_fanout_LDFLAGS = -fopenmp
-bench_omp_loop_SOURCES = bench/omp/loop.c bench/omp/ompbench.h
+bench_omp_fanout_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_loop_CFLAGS = $(omp_bench_cflags)
-bench_omp_loop_LDFLAGS = -fopenmp
-bench_omp_barrier_SOURCES = bench/omp/barrier.c bench/omp/ompbench.h
+bench_omp_loop_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_barrier_CFLAGS = $(omp_bench_cflags)
-bench_omp_barrier_LDFLAGS = -fopenmp
+bench_omp_barrier_LDFLAGS = $(omp_bench_ldflags)
 
 OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =
