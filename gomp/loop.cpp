@@ -168,40 +168,43 @@ void *ws_mem(std::uintptr_t bytes) {
   return p;
 }
 
-bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
-                bool ordered = false, void **mem = nullptr, uintptr_t *reductions = nullptr) {
-  // Without bounds the call only begins the work-share and hands out its memory: the compiler
-  // schedules the loop itself (scan, lastprivate conditional) and ends it with GOMP_loop_end.
+// Begin a loop work-share of schedule `kind` (chunk c): init(w, kind, c) fills in the bounds,
+// of either type; next() then takes the caller's first chunk. Without bounds to hand out
+// (istart null) a call only begins the work-share and hands out its memory: the compiler
+// schedules the loop itself (scan, lastprivate conditional) and ends it with GOMP_loop_end.
+template <class Init, class Next>
+bool start_loop(int kind, std::int64_t c, bool ordered, void **mem, uintptr_t *reductions,
+                Init init, Next next) {
   Task *self = current();
-  std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
   WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
-    ws_init_loop(w, kind, start, end, incr, c, 0);
+    init(w, kind, c);
     w->ordered = ordered;
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
   if (reductions) ws_reductions(self, ws, reductions);
-  if (!istart) return true;
-  return next_long(istart, iend);
+  return next();
+}
+
+bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
+                bool ordered = false, void **mem = nullptr, uintptr_t *reductions = nullptr) {
+  auto init = [&](WorkShare *w, int k, std::int64_t c) {
+    ws_init_loop(w, k, start, end, incr, c, 0);
+  };
+  return start_loop(kind, chunk, ordered, mem, reductions, init,
+                    [&] { return !istart || next_long(istart, iend); });
 }
 
 bool start_ull(int kind, bool up, unsigned long long start, unsigned long long end,
                unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
                unsigned long long *iend, bool ordered = false, void **mem = nullptr,
                uintptr_t *reductions = nullptr) {
-  Task *self = current();
-  std::int64_t c = static_cast<std::int64_t>(chunk);
-  kind = resolve_kind(kind, &c);
-  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
-    ws_init_ull(w, kind, up, start, end, incr, static_cast<std::uint64_t>(c), 0);
-    w->ordered = ordered;
-    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
-  });
-  if (mem) *mem = ws->mem;
-  if (reductions) ws_reductions(self, ws, reductions);
-  if (!istart) return true;
-  return next_ull(istart, iend);
+  auto init = [&](WorkShare *w, int k, std::int64_t c) {
+    ws_init_ull(w, k, up, start, end, incr, static_cast<std::uint64_t>(c), 0);
+  };
+  return start_loop(kind, static_cast<std::int64_t>(chunk), ordered, mem, reductions, init,
+                    [&] { return !istart || next_ull(istart, iend); });
 }
 
 }  // namespace
