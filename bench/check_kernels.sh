@@ -3,7 +3,7 @@
 # (--check) and fail if any computes a wrong answer. make check runs this from the build
 # directory; the kernels are listed in Makefile.am (peer_kernels).
 status=0
-for k in fib nqueens uts mandelbrot spectral micro; do
+for k in fib nqueens uts mandelbrot spectral micro fanout; do
   if ./bench/$k --check; then :; else
     echo "check_kernels: bench/$k --check failed" >&2
     status=1

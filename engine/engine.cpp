@@ -14,6 +14,19 @@ constinit thread_local Engine *t_engine __attribute__((tls_model("initial-exec")
 void set_current(Engine *e) {
   t_engine = e;
   MR_engine_view = e ? &e->view : nullptr;
+  MR_engine_view_v2 = MR_engine_view;
+}
+
+void set_inline_forks(SlowReason why, bool slow) {
+  for (int i = 0; i < g_rt->n; i++) {
+    volatile AO_t *w = &g_rt->engines[i]->view.slow;
+    // relaxed RMW: the inline fork and join read the word relaxed; taking the library's path a
+    // little late is correct (it is only slower), and the reasons are set and cleared apart.
+    if (slow)
+      __atomic_fetch_or(w, static_cast<AO_t>(why), __ATOMIC_RELAXED);
+    else
+      __atomic_fetch_and(w, ~static_cast<AO_t>(why), __ATOMIC_RELAXED);
+  }
 }
 
 Engine *this_engine() {
@@ -33,4 +46,5 @@ int engine_cpu(int e) { return g_rt->engines[e]->pu.load(std::memory_order_acqui
 // The exported thread-local of mrengine.h. Written only through set_current.
 extern "C" {
 MR_EXTERN __thread const MR_EngineView *MR_engine_view = nullptr;
+MR_EXTERN __thread const MR_EngineView *MR_engine_view_v2 = nullptr;
 }

@@ -144,6 +144,12 @@ extern constinit thread_local Engine *t_engine __attribute__((tls_model("initial
 // view the one generated code reads (MR_engine_view).
 void set_current(Engine *e);
 
+// Why the inline fork and join of mrengine.h must call the library (MR_EngineView.slow).
+enum class SlowReason : AO_t { SHUTDOWN = 1, TRACING = 2 };
+
+// Set or clear one reason in every engine's view. Any thread while the runtime runs.
+void set_inline_forks(SlowReason why, bool slow);
+
 // The engine whose thread is running the caller, or nullptr. Never inlined, so that a context
 // that migrated between threads re-reads the thread-local (a compiler may keep a thread-local's
 // address across calls it can see into).

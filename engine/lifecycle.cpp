@@ -100,6 +100,7 @@ void retire_lazy_engines() {
 // Stop every engine thread but the caller's (engine 0's): the shutdown flag and notifications
 // (P4), the lazy engines that never started, then join the threads that did.
 void stop_engine_threads() {
+  set_inline_forks(SlowReason::SHUTDOWN, true);  // MR_shutdown_now: a join suspends
   // seq_cst store + fence: proof P4 (the flag, then each engine's state).
   g_rt->shutdown.store(true, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -233,6 +234,11 @@ int start(const Params &p, std::string *err) {
     e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
     e->view.spark_threshold = static_cast<AO_t>(p.granularity_factor) * static_cast<AO_t>(g_rt->n);
     e->view.version = MR_ENGINE_VIEW_VERSION;
+    e->view.engine = static_cast<AO_t>(i);
+    e->view.deque_array = static_cast<MR_SparkArray *const volatile *>(e->deque.array_address());
+    e->view.census = static_cast<const volatile AO_t *>(g_rt->census.word_address());
+    e->view.sparks_pushed = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_pushed);
+    e->view.sparks_run_local = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_run_local);
   }
   set_current(e0);
   pin_self(e0);

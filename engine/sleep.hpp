@@ -128,6 +128,10 @@ class Census {
   // Claim a searching unit if nobody searches and somebody sleeps. seq_cst CAS.
   bool try_claim_searcher();
 
+  // For the inline fork of mrengine.h (MR_EngineView.census), which reads the word with AO_load.
+  const void *word_address() const { return &word_; }
+  static_assert(sizeof(std::atomic<std::uint64_t>) == sizeof(AO_t), "census word is not an AO_t");
+
   // Count n engines as sleepers before any engine thread exists (--lazy-engines: engines that
   // have not started sleep until work needs them). relaxed: published by pthread_create.
   void start_with_sleepers(std::uint32_t n) {

@@ -74,6 +74,11 @@ bool wake_one_with_unit(int origin) {
   return false;
 }
 
+void wake_for_work(int origin) {
+  if (!g_rt->census.try_claim_searcher()) return;
+  if (!wake_one_with_unit(origin)) give_back_unit(origin);
+}
+
 void give_back_unit(int origin) {
   for (;;) {
     std::uint64_t old = g_rt->census.remove_searcher();

@@ -30,6 +30,10 @@ void give_back_unit(int origin);
 Sent wake_engine(Engine *t, Action a, void *data);
 Sent notify_engine(Engine *t, Action a, void *data);
 
+// The slow half of the post-work check (work_posted, and the inline fork of mrengine.h): engines
+// sleep and none searches, so claim a searching unit and wake a sleeper with it. Any thread.
+void wake_for_work(int origin);
+
 // The post-work check, after work was published from engine `origin` (-1: from a thread that is
 // not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
 // thread. Inline: it is on the path of every spark.
@@ -38,8 +42,7 @@ inline void work_posted(int origin) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::uint64_t w = g_rt->census.load();
   if (__builtin_expect(Census::sleeping(w) == 0 || Census::searching(w) != 0, 1)) return;
-  if (!g_rt->census.try_claim_searcher()) return;
-  if (!wake_one_with_unit(origin)) give_back_unit(origin);
+  wake_for_work(origin);
 }
 
 // Make a suspended context runnable: an unbound one on the shared queue (P1), a bound one handed

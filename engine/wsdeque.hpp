@@ -92,6 +92,9 @@ class WsDeque {
   // with libatomic_ops (AO_load) to estimate the length without a call.
   const void *top_address() const { return &top_; }
   const void *bottom_address() const { return &bottom_; }
+  // And of the array pointer, for the inline fork and join (MR_EngineView.deque_array), which
+  // read an array as an MR_SparkArray of MR_SparkSlots (the layout asserted below).
+  const void *array_address() const { return &array_; }
 
   // An estimate of the number of sparks, for the idle loop's last look and for statistics.
   // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
@@ -125,6 +128,15 @@ class WsDeque {
                   s.join.load(std::memory_order_relaxed)};
     }
   };
+
+  static_assert(sizeof(Slot) == sizeof(MR_SparkSlot) && offsetof(Slot, fn) == offsetof(MR_SparkSlot, fn) &&
+                    offsetof(Slot, env) == offsetof(MR_SparkSlot, env) &&
+                    offsetof(Slot, join) == offsetof(MR_SparkSlot, st),
+                "Slot is not laid out as mrengine.h's MR_SparkSlot");
+  static_assert(sizeof(std::atomic<Array *>) == sizeof(void *) && sizeof(std::size_t) == sizeof(AO_t) &&
+                    offsetof(Array, mask) == offsetof(MR_SparkArray, mask) &&
+                    offsetof(Array, slots) == offsetof(MR_SparkArray, slots),
+                "Array is not laid out as mrengine.h's MR_SparkArray");
 
   static Array *new_array(std::size_t capacity);
   Array *grow(Array *a, std::int64_t t, std::int64_t b);

@@ -11,6 +11,7 @@
 #include "engine/fatal.hpp"
 #include "engine/future.hpp"
 #include "engine/join.hpp"
+#include "engine/wake.hpp"
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
 #include "engine/stats.hpp"
@@ -145,6 +146,8 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
 }
 
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(join_of(st)); }
+
+MR_EXTERN void MR_fork_wake_v2(void) { mr::engine::wake_for_work(mr::engine::this_engine()->id); }
 
 MR_EXTERN void MR_future_init(MR_Future *f) {
   if (!f) mr::engine::fatal("MR_future_init: NULL future");

@@ -9,14 +9,24 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-/* Version 1 of the layout: these offsets are part of the ABI and never change. */
+/* The layout: version 1's four fields, then version 2's. These offsets are part of the ABI and
+ * never change. */
 START_TEST(test_view_layout_is_frozen) {
+  const size_t p = sizeof(void *), w = sizeof(AO_t);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_top), 0);
-  ck_assert_uint_eq(offsetof(MR_EngineView, deque_bottom), sizeof(void *));
-  ck_assert_uint_eq(offsetof(MR_EngineView, spark_threshold), 2 * sizeof(void *));
-  ck_assert_uint_eq(offsetof(MR_EngineView, version), 2 * sizeof(void *) + sizeof(AO_t));
-  ck_assert_uint_eq(sizeof(MR_EngineView), 2 * sizeof(void *) + 2 * sizeof(AO_t));
-  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 1);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_bottom), p);
+  ck_assert_uint_eq(offsetof(MR_EngineView, spark_threshold), 2 * p);
+  ck_assert_uint_eq(offsetof(MR_EngineView, version), 2 * p + w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, engine), 2 * p + 2 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, slow), 2 * p + 3 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_array), 2 * p + 4 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, census), 3 * p + 4 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, sparks_pushed), 4 * p + 4 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, sparks_run_local), 5 * p + 4 * w);
+  ck_assert_uint_eq(sizeof(MR_EngineView), 6 * p + 4 * w);
+  ck_assert_uint_eq(sizeof(MR_SparkSlot), 3 * w);
+  ck_assert_uint_eq(offsetof(MR_SparkArray, slots), w + p);
+  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 2);
 }
 END_TEST
 
@@ -28,6 +38,8 @@ START_TEST(test_threshold_is_factor_times_engines) {
   ck_assert_ptr_nonnull(MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->spark_threshold, 3);
   ck_assert_uint_eq(MR_engine_view->version, MR_ENGINE_VIEW_VERSION);
+  ck_assert_ptr_eq(MR_engine_view_v2, MR_engine_view);
+  ck_assert_uint_eq(MR_engine_view->engine, 0);
   MR_SyncTerm st;
   MR_sync_term_init(&st, 6);
   for (int k = 0; k < 5; k++) {

@@ -1,0 +1,97 @@
+// fanout.cpp: flat fan-out, Smartpool's published kernel: B batches of T tasks, each task one
+// atomic increment of a shared counter, and each batch waited for before the next begins. Pure
+// scheduling cost: the tasks do nothing else, and the parallel implementations cannot beat the
+// sequential one; the question is how far behind they stay, and whether more workers make it
+// worse (every runtime measured here did, before mrengine's batch steal).
+//
+//   ./bench/fanout [BATCHES [TASKS]] [harness options]   (default 1000 x 1000; bench/harness.hpp)
+//   ./bench/fanout --check                                 10 x 100 everywhere (make check)
+//
+// Implementations: sequential increments; mrengine's C ABI, one conjunction of TASKS branches per
+// batch (TASKS-1 sparks and the parent's own); mrengine's C++ API, mr::parallel_for over the
+// batch (loop control); oneTBB, a task_group with TASKS run() and a wait(); OpenMP, TASKS tasks
+// and a taskwait from one thread of a parallel region. The figure is ns per increment.
+#include "harness.hpp"
+
+#include <tbb/task_group.h>
+
+#include <atomic>
+
+namespace {
+
+std::atomic<long> g_counter{0};
+
+void increment() { g_counter.fetch_add(1, std::memory_order_relaxed); }
+
+void mr_c_task(void *) { increment(); }
+
+void batch(int impl, int tasks) {
+  switch (impl) {
+    case bench::kMrC: {
+      MR_SyncTerm st;
+      MR_sync_term_init(&st, static_cast<unsigned>(tasks));
+      for (int i = 1; i < tasks; i++) MR_fork_new_child(&st, mr_c_task, nullptr);
+      increment();
+      MR_join_and_continue(&st);
+      break;
+    }
+    case bench::kMrCxx:
+      mr::parallel_for(0, tasks, [](int) { increment(); });
+      break;
+    case bench::kTbb: {
+      tbb::task_group g;
+      for (int i = 0; i < tasks; i++) g.run([] { increment(); });
+      g.wait();
+      break;
+    }
+    case bench::kOmp:
+      // In the one thread of the harness's parallel region (bench::with_workers).
+      for (int i = 0; i < tasks; i++) {
+#pragma omp task
+        increment();
+      }
+#pragma omp taskwait
+      break;
+    default:
+      for (int i = 0; i < tasks; i++) increment();
+  }
+}
+
+bool run(int impl, int batches, int tasks) {
+  g_counter.store(0);
+  for (int b = 0; b < batches; b++) batch(impl, tasks);
+  return g_counter.load() == static_cast<long>(batches) * tasks;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  bench::Options o = bench::parse(argc, argv);
+  int batches = 0, tasks = 0;
+  for (const std::string &a : o.rest) {
+    if (batches == 0)
+      batches = bench::parse_int(argv[0], a, 1, 1000000, "BATCHES");
+    else if (tasks == 0)
+      tasks = bench::parse_int(argv[0], a, 1, 1000000, "TASKS");
+    else
+      bench::usage_error(argv[0], "unexpected argument '" + a + "'");
+  }
+  if (o.check) {
+    bench::Report rep("fanout", "10x100", o);
+    rep.run([](int impl) { return run(impl, 10, 100); });
+    std::printf("fanout: every implementation counted 10 x 100 increments: %s\n", rep.ok() ? "yes" : "NO");
+    return rep.ok() ? 0 : 1;
+  }
+  if (batches == 0) batches = 1000;
+  if (tasks == 0) tasks = 1000;
+  bench::Report rep("fanout", std::to_string(batches) + "x" + std::to_string(tasks), o);
+  rep.run([batches, tasks](int impl) { return run(impl, batches, tasks); });
+  rep.print();
+  double ops = static_cast<double>(batches) * tasks;
+  for (int w : o.workers)
+    for (int i = 0; i < bench::kImpls; i++)
+      if (const bench::Series *s = rep.find(i, w))
+        std::printf("  ns per increment, %-13s %d worker(s): %.1f (%.1f .. %.1f)\n", bench::impl_name(i), w,
+                    s->median() / ops * 1e9, s->min() / ops * 1e9, s->max() / ops * 1e9);
+  return rep.ok() ? 0 : 1;
+}
