@@ -47,6 +47,7 @@ Context *context_for_spark(Engine *e, const Task &t) {
           "lower --small-stack-size or -P",
           g_rt->p.small_stack_size / 1024);
   c->task = t;
+  c->victim = -1;
   return c;
 }
 

@@ -36,6 +36,11 @@ struct Context {
   // ordered by the queue, deque or join counter through which the context was published.
   boost::context::fiber fiber;
   Task task{};               // the task to run next; set before the context is resumed
+  // Owner-only, by the context itself (join.cpp): the engine its current spark was stolen from
+  // (-1: none), where it takes its next spark from while that engine has more; and how many
+  // arrivals at task.join it holds back because its next spark was of the same join.
+  int victim = -1;
+  std::uint32_t held = 0;
   int bound = -1;            // -1, or the engine this context may only run on
   ContextKind kind = ContextKind::SMALL;
   // Set when the context suspends (a join, a future, loop control, or a blocking region moving

@@ -153,7 +153,9 @@ Context *try_steal(Engine *e, Engine *v) {
   }
   bump(e->stats.sparks_stolen);
   become_working(e, v);
-  return context_for_spark(e, t);
+  Context *c = context_for_spark(e, t);
+  c->victim = v->id;
+  return c;
 }
 
 // Pause instructions between two steal rounds. With the default 32 rounds an engine that finds

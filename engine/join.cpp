@@ -14,6 +14,31 @@ namespace mr::engine {
 
 namespace {
 
+constexpr const char *kTooManyBranches =
+    "a conjunction's branches arrived before its parent joined: more branches forked than "
+    "MR_sync_term_init counted";
+
+// The next spark for a context that has just run one, taken without the scheduler: one of this
+// engine's own, else (for a context whose spark was stolen) another from the same victim, so that
+// a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
+// context waits (they come first). Called only by context self on engine e.
+bool next_spark(Engine *e, Context *self, Task &t) {
+  if (e->bound.maybe_nonempty() || g_rt->shared.maybe_nonempty()) return false;
+  if (e->deque.pop(t)) {
+    bump(e->stats.sparks_run_local);
+    return true;
+  }
+  if (self->victim < 0) return false;
+  bump(e->stats.steal_attempts);
+  if (g_rt->engines[self->victim]->deque.steal(t) == WsDeque::Steal::TAKEN) {
+    bump(e->stats.sparks_stolen);
+    return true;
+  }
+  bump(e->stats.steal_failures);
+  self->victim = -1;
+  return false;
+}
+
 // A child's arrival at its join, then its next task. Called only by context self, which has just
 // run self->task. Returns when self has a new task.
 void finish_task(Context *self, Join *j) {
@@ -21,17 +46,34 @@ void finish_task(Context *self, Join *j) {
   self->bound = -1;
   // MR_shutdown_now: reach the scheduler, which leaves; run nothing more here.
   bool stopping = g_rt->shutdown.load(std::memory_order_relaxed);
-  // acq_rel: release publishes the child's results to the parent; acquire (for the last
+  std::uint32_t arrivals = 1 + self->held;
+  self->held = 0;
+  Task t;
+  bool have = !stopping && next_spark(e, self, t);
+  if (have && t.join == j) {
+    // Not the last arrival (t's is still to come): hold this one back, and arrive once for all
+    // of them, so a fan-out costs one RMW on the join's line per run of sparks, not per spark.
+    self->held = arrivals;
+    self->task = t;
+    return;
+  }
+  // acq_rel: release publishes the children's results to the parent; acquire (for the last
   // arrival) pairs with the parent's release in its suspend, so j->parent and its saved
   // continuation are visible (J1).
-  if (j->count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  std::uint32_t old = j->count.fetch_sub(arrivals, std::memory_order_acq_rel);
+  if (old < arrivals) fatal(kTooManyBranches);
+  if (old == arrivals) {
     Context *p = j->parent;
     // The last arrival is a child only after the parent's own (which set parent first).
-    if (p == nullptr)
-      fatal("a conjunction's last branch finished before its parent joined: more branches "
-            "forked than MR_sync_term_init counted");
+    if (p == nullptr) fatal(kTooManyBranches);
     if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping) {
-      // The parent may run here: switch straight to it; self goes to the free cache.
+      // The parent may run here: switch straight to it; self goes to the free cache, and the
+      // spark in hand back on this engine's deque.
+      if (have) {
+        e->deque.push(t);
+        bump(e->stats.sparks_pushed);
+        work_posted(e->id);
+      }
       p->suspended = false;
       bump(e->stats.contexts_resumed);
       e->current = p;
@@ -40,14 +82,9 @@ void finish_task(Context *self, Join *j) {
     }
     schedule(p);
   }
-  // Prefer waiting contexts to sparks; else run a local spark in this same context.
-  if (!stopping && !e->bound.maybe_nonempty() && !g_rt->shared.maybe_nonempty()) {
-    Task t;
-    if (e->deque.pop(t)) {
-      bump(e->stats.sparks_run_local);
-      self->task = t;
-      return;
-    }
+  if (have) {
+    self->task = t;
+    return;
   }
   switch_to_scheduler(e, self, [e, self] { release_context(e, self); });
 }
@@ -92,16 +129,17 @@ void suspend_on_join(Engine *e, Join *j) {
   });
 }
 
-void join_wait(Join *j) {
+void join_wait(Join *j, std::uint32_t ran) {
   Engine *e = this_engine();
   if (!e) {
     if (!running()) fatal("MR_join_and_continue called while the runtime is not running");
+    MR_CHECK(ran == 0, "branches run inline by a thread that is not an engine");
     suspend_on_join(nullptr, j);
     return;
   }
+  // The branches run inline here (and the `ran` the caller ran) arrive together at the end:
+  // one write of the counter.
   for (;;) {
-    // acquire: pairs with the children's release arrivals (their results become visible).
-    if (j->count.load(std::memory_order_acquire) == 1) return;
     if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
     Task t;
     if (!e->deque.pop(t)) break;
@@ -111,13 +149,23 @@ void join_wait(Join *j) {
     }
     bump(e->stats.sparks_run_local);
     t.fn(t.env);
-    // The inline child's arrival. With count 2 only this child and the parent were expected,
-    // so no other thread can write the counter: a relaxed store does. Otherwise release RMW.
-    if (j->count.load(std::memory_order_relaxed) == 2)
-      j->count.store(1, std::memory_order_relaxed);
-    else
-      j->count.fetch_sub(1, std::memory_order_release);
+    ran++;
     e = this_engine();  // t.fn may have suspended and resumed this context on another engine
+  }
+  // acquire: pairs with the other branches' release arrivals (their results become visible). If
+  // only the inline branches' and the parent's own arrivals are left, nobody else writes the
+  // counter: a plain store.
+  std::uint32_t c = j->count.load(std::memory_order_acquire);
+  if (c == ran + 1) {
+    if (ran > 0) j->count.store(1, std::memory_order_relaxed);
+    return;
+  }
+  if (c < ran + 1) fatal(kTooManyBranches);
+  if (ran > 0) {
+    // release: publishes the inline branches' results; acquire: as above, if this was the last.
+    std::uint32_t old = j->count.fetch_sub(ran, std::memory_order_acq_rel);
+    if (old == ran + 1) return;
+    if (old < ran + 1) fatal(kTooManyBranches);
   }
   suspend_on_join(e, j);
 }

@@ -13,9 +13,10 @@ namespace mr::engine {
 void fork(Join *j, MR_TaskFn fn, void *env);
 
 // The parent's join (J1): run own sparks inline while they are local, else suspend until the
-// last child resumes this context; a thread that is not an engine blocks. Called only by the
-// code that initialised j.
-void join_wait(Join *j);
+// last child resumes this context; a thread that is not an engine blocks. `ran`: branches the
+// caller already ran in place without arriving (mrengine.h's inline join), arrived for here with
+// the rest. Called only by the code that initialised j.
+void join_wait(Join *j, std::uint32_t ran = 0);
 
 // The parent's own arrival at j, after which it waits for the last child (J1 step 3): the context
 // running on e suspends, or with e == nullptr the calling thread blocks.

@@ -220,6 +220,11 @@ MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v2
 #endif
     ;
 
+/* The inline join's slow path: arrive for the `ran` branches it ran in place (a release RMW,
+ * which also finds more branches forked than counted), then MR_join_and_continue's. Called only
+ * by the inline MR_join_and_continue. */
+MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran);
+
 /* The slow half of the inline fork's post-work check: engines sleep and none searches, so wake
  * one for the spark just pushed. Called only by the inline MR_fork_new_child, on an engine. */
 MR_EXTERN void MR_fork_wake_v2(void);
@@ -319,19 +324,18 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
 }
 
 /* The owner's pop of engine/wsdeque.hpp, and engine/join.cpp's join loop: while the newest spark
- * on this engine's deque is one of st's, take it back and run it here. */
+ * on this engine's deque is one of st's, take it back and run it here; the branches run here
+ * arrive together at the end. */
 MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
+  unsigned ran = 0;
   for (;;) {
-    const MR_EngineView *v;
+    const MR_EngineView *v = MR_view_now_();
     volatile AO_t *top, *bottom;
     MR_SparkArray *a;
     MR_SparkSlot *s;
     AO_t b, t;
     MR_TaskFn fn;
     void *env;
-    /* acquire: pairs with the branches' release arrivals (their results become visible). */
-    if (AO_int_load_acquire(MR_ST_COUNT_(st)) == 1) return;
-    v = MR_view_now_();
     if (v == NULL || AO_load(&v->slow) != 0) break;
     top = (volatile AO_t *)v->deque_top;
     bottom = (volatile AO_t *)v->deque_bottom;
@@ -359,14 +363,18 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     }
     MR_BUMP_(v->sparks_run_local);
     fn(env);
-    /* The inline branch's arrival. With count 2 only this branch and the parent were expected,
-     * so no other thread writes the counter: a plain store does. Otherwise a release RMW. */
-    if (AO_int_load(MR_ST_COUNT_(st)) == 2)
-      AO_int_store(MR_ST_COUNT_(st), 1);
-    else
-      AO_int_fetch_and_add_release(MR_ST_COUNT_(st), (unsigned)-1);
+    ran++;
   }
-  MR_join_and_continue(st); /* stolen, another conjunction's spark, not an engine, or slow */
+  /* acquire: pairs with the other branches' release arrivals (their results become visible).
+   * If only the branches run here and the parent's own arrival are left, nobody else writes the
+   * counter: a plain store. */
+  if (AO_int_load_acquire(MR_ST_COUNT_(st)) == ran + 1) {
+    if (ran > 0) AO_int_store(MR_ST_COUNT_(st), 1);
+    return;
+  }
+  /* Branches still running elsewhere (or stolen, or another conjunction's spark, or not an
+   * engine, or slow): the library arrives for the ran branches and waits. */
+  MR_join_slow_v2(st, ran);
 }
 
 #define MR_sync_term_init(st, conjuncts) MR_sync_term_init_inline_((st), (conjuncts))

@@ -149,6 +149,10 @@ MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(joi
 
 MR_EXTERN void MR_fork_wake_v2(void) { mr::engine::wake_for_work(mr::engine::this_engine()->id); }
 
+MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran) {
+  mr::engine::join_wait(join_of(st), ran);
+}
+
 MR_EXTERN void MR_future_init(MR_Future *f) {
   if (!f) mr::engine::fatal("MR_future_init: NULL future");
   std::memset(f, 0, sizeof *f);
