@@ -57,6 +57,7 @@ struct Engine {
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
   int spin_budget = 1;           // steal rounds of its next own search (idle.cpp); set at start
   bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
+  unsigned handoffs = 0;         // direct switches to `runnext` since the scheduler last ran
   topo::Order order;             // victims (and engines to wake for work here), tier by tier
   Context *free_small[kCacheMax];    // the engine's free-context cache (cache.cpp)
   Context *free_regular[kCacheMax];
@@ -83,7 +84,17 @@ struct Engine {
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
   std::atomic<std::uint64_t> sleep_stamp{0};
   alignas(64) RunQueue bound;    // contexts bound to this engine
+  // The hand-off slot: the context that a context running here made runnable last (a future
+  // signal, a join's last arrival), which this engine runs next, at the running context's next
+  // suspension, without its scheduler (Go's runnext). A Context *, with kRunnextBound set if
+  // it is bound to this engine. Written by the owner (exchange) and by thieves, which take an
+  // unbound one (CAS) when the engine's deque is empty; see section 6 of doc/design.md.
+  alignas(64) std::atomic<std::uintptr_t> runnext{0};
 };
+
+// runnext's tag: the context is bound to the slot's engine (thieves leave it; they can tell
+// without reading the context, which the owner may already have run and freed).
+constexpr std::uintptr_t kRunnextBound = 1;
 
 // The runtime of one MR_init: made by start(), freed by the shutdowns or by a start that fails
 // (lifecycle.cpp).
@@ -171,8 +182,18 @@ int engine_cpu(int e);
 // spark in the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst
 // fence before (P1, P3), and one that finds them stale looks again later.
 inline bool queued_work_maybe(const Engine *e) {
+  // relaxed runnext load: as the queues' sizes, a hint ordered by the caller's fence.
   return g_rt->shared.maybe_nonempty() || g_rt->injector.maybe_nonempty() ||
-         (e && e->bound.maybe_nonempty());
+         (e && (e->bound.maybe_nonempty() || e->runnext.load(std::memory_order_relaxed) != 0));
+}
+
+// Called only by engine e: take the context in e's hand-off slot, if any.
+inline Context *take_runnext(Engine *e) {
+  // relaxed pre-check (the slot is usually empty); exchange acquire: pairs with the release of
+  // whoever put the context there, so its saved continuation is visible (J1).
+  if (e->runnext.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::uintptr_t x = e->runnext.exchange(0, std::memory_order_acquire);
+  return reinterpret_cast<Context *>(x & ~kRunnextBound);
 }
 
 }  // namespace mr::engine

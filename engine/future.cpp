@@ -21,11 +21,23 @@ struct FutureWaiter {
   Context *ctx;  // a suspended context, or a FOREIGN record (block_foreign)
 };
 
+// The state once the first signaller has published its value: waits out kSignalling (the
+// signaller is between its CAS and its store, two instructions apart unless it is preempted).
+std::uintptr_t settled(const Future *f, std::uintptr_t s) {
+  // acquire: pairs with the signaller's release store of kSignalled.
+  while (s == Future::kSignalling) {
+    sched_yield();
+    s = f->state.load(std::memory_order_acquire);
+  }
+  return s;
+}
+
 // Push w on f's waiter list, unless f is signalled. Returns false if it was (w not pushed).
 bool add_waiter(Future *f, FutureWaiter *w) {
   // acquire: if kSignalled, the value is visible to the caller.
   std::uintptr_t s = f->state.load(std::memory_order_acquire);
   for (;;) {
+    s = settled(f, s);
     if (s == Future::kSignalled) return false;
     w->next = reinterpret_cast<FutureWaiter *>(s);
     // CAS release: publishes *w (and the context's saved continuation) to the signaller;
@@ -39,24 +51,29 @@ bool add_waiter(Future *f, FutureWaiter *w) {
 }  // namespace
 
 void future_signal(Future *f, std::uintptr_t value) {
-  // acq_rel: the first signaller is the only writer of value; a later one must see its value
-  // once the state says kSignalled (below).
-  if (f->signals.fetch_add(1, std::memory_order_acq_rel) != 0) {
-    // A second signal: wait for the first to publish (it is between two stores), then compare.
-    // acquire: pairs with the first signaller's exchange.
-    while (f->state.load(std::memory_order_acquire) != Future::kSignalled) sched_yield();
-    std::uintptr_t first = f->value.load(std::memory_order_relaxed);
-    if (first != value)
-      fatal("MR_future_signal: future %p signalled twice with different values (%#lx, then "
-            "%#lx)",
-            static_cast<void *>(f), static_cast<unsigned long>(first),
-            static_cast<unsigned long>(value));
-    return;
+  // acquire: the waiters' nodes (their release CAS), or a first signaller's value.
+  std::uintptr_t s = f->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (s == Future::kSignalling || s == Future::kSignalled) {
+      // A second signal: wait for the first to publish, then compare.
+      settled(f, s);
+      std::uintptr_t first = f->value.load(std::memory_order_relaxed);
+      if (first != value)
+        fatal("MR_future_signal: future %p signalled twice with different values (%#lx, then "
+              "%#lx)",
+              static_cast<void *>(f), static_cast<unsigned long>(first),
+              static_cast<unsigned long>(value));
+      return;
+    }
+    // CAS acquire: takes the waiter list (pairs with the waiters' release CAS); failure
+    // acquire: as the load above.
+    if (f->state.compare_exchange_weak(s, Future::kSignalling, std::memory_order_acquire,
+                                       std::memory_order_acquire))
+      break;
   }
   f->value.store(value, std::memory_order_relaxed);
-  // exchange acq_rel: release publishes the value to waiters; acquire sees their nodes.
-  std::uintptr_t s = f->state.exchange(Future::kSignalled, std::memory_order_acq_rel);
-  MR_CHECK(s != Future::kSignalled, "future signalled by two first signallers");
+  // release: publishes the value to every reader that sees kSignalled.
+  f->state.store(Future::kSignalled, std::memory_order_release);
   for (auto *w = reinterpret_cast<FutureWaiter *>(s); w;) {
     FutureWaiter *next = w->next;  // before waking: the node dies with the waiter's frame
     schedule(w->ctx);
@@ -70,8 +87,8 @@ bool future_is_signalled(const Future *f) {
 }
 
 std::uintptr_t future_wait(Future *f) {
-  // acquire: pairs with the signaller's exchange, so the value is visible.
-  if (f->state.load(std::memory_order_acquire) == Future::kSignalled)
+  // acquire: pairs with the signaller's release store, so the value is visible.
+  if (settled(f, f->state.load(std::memory_order_acquire)) == Future::kSignalled)
     return f->value.load(std::memory_order_relaxed);
   Engine *e = this_engine();
   FutureWaiter w{nullptr, nullptr};
@@ -81,7 +98,7 @@ std::uintptr_t future_wait(Future *f) {
     w.ctx = self;
     return !add_waiter(f, &w);
   });
-  // acquire: pairs with the signaller's exchange (we were woken after it, or saw it in
+  // acquire: pairs with the signaller's release store (we were woken after it, or saw it in
   // add_waiter).
   MR_CHECK(f->state.load(std::memory_order_acquire) == Future::kSignalled,
            "a future waiter resumed before its future was signalled");

@@ -11,17 +11,19 @@
 namespace mr::engine {
 
 // The inside of an MR_Future. A zeroed Future is unsignalled with no waiters.
-//   state:   0 or the head of the waiter list (each node on its waiter's stack), or kSignalled.
-//            Waiters push themselves by CAS (release, so their node is visible to the
-//            signaller); the one signaller exchanges it for kSignalled (acq_rel) and so takes
-//            the whole list at once. Readers that see kSignalled (acquire) see the value.
-//   value:   written by the first signaller before its exchange (relaxed store, published by it).
-//   signals: how many signal calls started (acq_rel RMW): only the first writes the value.
+//   state:   0 or the head of the waiter list (each node on its waiter's stack, so aligned and
+//            never 1 or 2), then kSignalling, then kSignalled. Waiters push themselves by CAS
+//            (release, so their node is visible to the signaller); the first signaller CASes
+//            the list to kSignalling (acquire), so it alone takes the whole list and writes the
+//            value, then stores kSignalled (release). Readers that see kSignalled (acquire) see
+//            the value; one that sees kSignalling waits the two stores out.
+//   value:   written by the first signaller between its CAS and its store (relaxed, published by
+//            the store).
 struct Future {
   static constexpr std::uintptr_t kSignalled = 1;
+  static constexpr std::uintptr_t kSignalling = 2;
   std::atomic<std::uintptr_t> state;
   std::atomic<std::uintptr_t> value;
-  std::atomic<std::uint32_t> signals;
 };
 static_assert(sizeof(Future) <= sizeof(MR_Future), "MR_Future too small");
 static_assert(alignof(Future) <= alignof(MR_Future), "MR_Future alignment too small");

@@ -124,6 +124,7 @@ bool pop_injected(Engine *e, Task *t) {
 // injector. Foreign sparks wait until an engine runs out of its own.
 Context *take_local(Engine *e) {
   if (Context *c = e->bound.pop()) return c;
+  if (Context *c = take_runnext(e)) return c;
   if (Context *c = g_rt->shared.pop()) return c;
   Task t;
   if (e->deque.pop(t)) {
@@ -147,7 +148,21 @@ void cpu_relax() {
 Context *try_steal(Engine *e, Engine *v) {
   Task t;
   bump(e->stats.steal_attempts);
-  if (v->deque.steal(t) != WsDeque::Steal::TAKEN) {
+  WsDeque::Steal r = v->deque.steal(t);
+  if (r == WsDeque::Steal::EMPTY) {
+    // No spark there: the context v would run next, if it may run elsewhere (v is busy with
+    // another one, and may be for long).
+    // acquire: pairs with the release of whoever put it there (its saved continuation, J1).
+    std::uintptr_t x = v->runnext.load(std::memory_order_acquire);
+    // CAS acquire (as the load) on success; relaxed on failure (someone else took it).
+    if (x != 0 && (x & kRunnextBound) == 0 &&
+        v->runnext.compare_exchange_strong(x, 0, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      become_working(e, v);
+      return reinterpret_cast<Context *>(x);
+    }
+  }
+  if (r != WsDeque::Steal::TAKEN) {
     bump(e->stats.steal_failures);
     return nullptr;
   }
@@ -187,7 +202,7 @@ Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
     }
     e->steal_offset++;
     if (queued_work_maybe(e)) {
-      if (Context *c = e->bound.pop(); c || (c = g_rt->shared.pop())) {
+      if (Context *c = e->bound.pop(); c || (c = take_runnext(e)) || (c = g_rt->shared.pop())) {
         become_working(e, nullptr);
         return c;
       }

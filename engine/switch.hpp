@@ -65,12 +65,43 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // `publish(self)` runs on the scheduler's stack once self is saved, so it may make self findable
 // by whoever will resume it (J1); if it returns true instead, self is run again at once. Joins,
 // futures, loop control and blocking regions all suspend through here.
+//
+// If the engine's hand-off slot holds a context (one that self made runnable, say by signalling
+// a future it now waits on), self switches straight to it, without the scheduler: a ping-pong
+// costs one switch per hand-off. Not while the engine has bound work queued or the runtime
+// stops, and not more than kMaxHandoffs times in a row, so that the scheduler still runs (its
+// queues, its notifications) however two contexts keep handing the engine to each other.
+constexpr unsigned kMaxHandoffs = 64;
 template <class F>
 void suspend_self(Engine *e, const char *what, F publish) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
   bump(e->stats.contexts_suspended);
+  Context *next = nullptr;
+  if (e->handoffs < kMaxHandoffs && !e->bound.maybe_nonempty() &&
+      !g_rt->shutdown.load(std::memory_order_relaxed)) {
+    next = e->next_ctx;
+    if (next)
+      e->next_ctx = nullptr;
+    else
+      next = take_runnext(e);
+  }
+  if (next) {
+    e->handoffs++;
+    e->current = next;
+    if (next->suspended) {
+      next->suspended = false;
+      bump(e->stats.contexts_resumed);
+    }
+    leave_context(self, std::move(next->fiber), next->san, [e, self, &publish] {
+      // self may go on at once (what it waits for came meanwhile): it runs when next leaves
+      // the engine, by this same path or through the scheduler, as below.
+      if (publish(self)) e->next_ctx = self;
+    });
+    return;
+  }
+  e->handoffs = 0;
   switch_to_scheduler(e, self, [e, self, &publish] {
     if (publish(self)) e->next_ctx = self;  // run_context counts the resumption
   });

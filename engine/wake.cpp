@@ -13,8 +13,14 @@
 namespace mr::engine {
 
 bool work_visible(const Engine *self) {
-  for (int i = 0; i < g_rt->n; i++)
-    if (g_rt->engines[i]->deque.size_estimate() > 0) return true;
+  for (int i = 0; i < g_rt->n; i++) {
+    const Engine *x = g_rt->engines[i];
+    if (x->deque.size_estimate() > 0) return true;
+    // relaxed, as the rest (the caller's fence): another engine's hand-off slot is work here
+    // unless it is bound there.
+    std::uintptr_t r = x->runnext.load(std::memory_order_relaxed);
+    if (x != self && r != 0 && (r & kRunnextBound) == 0) return true;
+  }
   return queued_work_maybe(self);
 }
 
@@ -98,6 +104,24 @@ void schedule(Context *c) {
     return;
   }
   Engine *self = t_engine;
+  // A context running on an engine made c runnable, and c may run there: c runs there next, in
+  // the hand-off slot (a context it displaces goes to the queue it would have gone to).
+  if (self && self->current && self->current != c && (c->bound < 0 || c->bound == self->id)) {
+    std::uintptr_t x = reinterpret_cast<std::uintptr_t>(c) | (c->bound < 0 ? 0 : kRunnextBound);
+    // Only the owner makes the slot non-empty (thieves only empty it), so an empty slot stays
+    // empty until this store: a plain store-release does, publishing c's saved continuation
+    // to whoever takes it (J1). relaxed load: the owner's own last write, or a thief's 0.
+    std::uintptr_t old = self->runnext.load(std::memory_order_relaxed);
+    if (old == 0)
+      self->runnext.store(x, std::memory_order_release);
+    else  // acq_rel: release as above; acquire: the displaced context's, requeued below
+      old = self->runnext.exchange(x, std::memory_order_acq_rel);
+    if (old == 0) {
+      work_posted(self->id);  // P1: the slot is where other engines look too
+      return;
+    }
+    c = reinterpret_cast<Context *>(old & ~kRunnextBound);
+  }
   if (c->bound < 0) {
     g_rt->shared.push(c);
     work_posted(self ? self->id : -1);
