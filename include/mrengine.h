@@ -255,7 +255,18 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
 
 /* ---- The inline fork and join (x86-64, GCC or Clang) ---------------------------------------- */
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(MR_NO_INLINE_FORKS)
+/* ThreadSanitizer does not model the fences the fast paths rely on (P1, D1): a client built with
+ * it calls the functions, which run the same protocol. */
+#if defined(__SANITIZE_THREAD__)
+#define MR_TSAN_CLIENT_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MR_TSAN_CLIENT_ 1
+#endif
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(MR_NO_INLINE_FORKS) && \
+    !defined(MR_TSAN_CLIENT_)
 #define MR_INLINE_FORKS 1
 #define MR_FAST_INLINE_ static __inline__ __attribute__((always_inline))
 
