@@ -13,8 +13,6 @@ struct arg {
   long r;
 };
 
-static volatile long sink;
-
 /* The engine the inline fork and join of this frame would use now. */
 static __inline__ __attribute__((always_inline)) int view_engine(void) {
 #ifdef MR_INLINE_FORKS
@@ -32,9 +30,10 @@ static void branch(void *env) {
 
 /* A leaf that takes a little while now and then, so that the other engine steals. */
 static long leaf(int n) {
+  volatile long spin = 0; /* volatile: the loop is not optimised away */
   long i;
   if ((n & 1) == 0) return n;
-  for (i = 0; i < 200; i++) sink = sink + i;
+  for (i = 0; i < 200; i++) spin = spin + i;
   return n;
 }
 
