@@ -53,6 +53,7 @@ void future_signal(Future *f, std::uintptr_t value) {
             static_cast<unsigned long>(value));
     return;
   }
+  trace::on_future_signal(f);
   f->value.store(value, std::memory_order_relaxed);
   // exchange acq_rel: release publishes the value to waiters; acquire sees their nodes.
   std::uintptr_t s = f->state.exchange(Future::kSignalled, std::memory_order_acq_rel);
@@ -71,13 +72,16 @@ bool future_is_signalled(const Future *f) {
 
 std::uintptr_t future_wait(Future *f) {
   // acquire: pairs with the signaller's exchange, so the value is visible.
-  if (f->state.load(std::memory_order_acquire) == Future::kSignalled)
+  if (f->state.load(std::memory_order_acquire) == Future::kSignalled) {
+    trace::on_future_wait(f, false);
     return f->value.load(std::memory_order_relaxed);
+  }
+  trace::on_future_wait(f, true);
   Engine *e = this_engine();
   FutureWaiter w{nullptr, nullptr};
   // Publish the waiter only once a context is saved: the signaller may resume it at once. If
   // the future was signalled meanwhile, go on at once.
-  wait_here(e, "MR_future_wait outside a context", [f, &w](Context *self) {
+  wait_here(e, "MR_future_wait outside a context", trace::Why::FUTURE, [f, &w](Context *self) {
     w.ctx = self;
     return !add_waiter(f, &w);
   });

@@ -18,6 +18,7 @@ namespace {
 // run self->task. Returns when self has a new task.
 void finish_task(Context *self, Join *j) {
   Engine *e = this_engine();
+  trace::on_stop(e, self, trace::Why::FINISHED);
   self->bound = -1;
   // MR_shutdown_now: reach the scheduler, which leaves; run nothing more here.
   bool stopping = g_rt->shutdown.load(std::memory_order_relaxed);
@@ -35,6 +36,7 @@ void finish_task(Context *self, Join *j) {
       p->suspended = false;
       bump(e->stats.contexts_resumed);
       e->current = p;
+      trace::on_run(e, p);
       leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
       return;
     }
@@ -45,6 +47,8 @@ void finish_task(Context *self, Join *j) {
     Task t;
     if (e->deque.pop(t)) {
       bump(e->stats.sparks_run_local);
+      trace::on_spark_run(e);
+      trace::on_run(e, self);  // a new task: a new thread for the trace
       self->task = t;
       return;
     }
@@ -80,11 +84,12 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   }
   e->deque.push(Task{fn, env, j});
   bump(e->stats.sparks_pushed);
+  trace::on_spark_create(e);
   work_posted(e->id);
 }
 
 void suspend_on_join(Engine *e, Join *j) {
-  wait_here(e, "join outside a context", [j](Context *self) {
+  wait_here(e, "join outside a context", trace::Why::JOIN, [j](Context *self) {
     j->parent = self;
     // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
     // with the children that arrived meanwhile (J1). Zero: every child had arrived.
@@ -110,6 +115,7 @@ void join_wait(Join *j) {
       break;
     }
     bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
     t.fn(t.env);
     // The inline child's arrival. With count 2 only this child and the parent were expected,
     // so no other thread can write the counter: a relaxed store does. Otherwise release RMW.

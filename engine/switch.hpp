@@ -15,6 +15,7 @@
 
 #include "engine.hpp"
 #include "fatal.hpp"
+#include "trace.hpp"
 
 namespace mr::engine {
 
@@ -50,6 +51,7 @@ inline void run_context(Engine *e, Context *c) {
     c->suspended = false;
     bump(e->stats.contexts_resumed);
   }
+  trace::on_run(e, c);
   resume_context(c, e->sched_san, e->sched);
 }
 
@@ -64,13 +66,15 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // Called only by the context running on engine e: suspend it until someone resumes it.
 // `publish(self)` runs on the scheduler's stack once self is saved, so it may make self findable
 // by whoever will resume it (J1); if it returns true instead, self is run again at once. Joins,
-// futures, loop control and blocking regions all suspend through here.
+// futures, loop control and blocking regions all suspend through here; `why` is which, for the
+// trace.
 template <class F>
-void suspend_self(Engine *e, const char *what, F publish) {
+void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
   bump(e->stats.contexts_suspended);
+  trace::on_stop(e, self, why);
   switch_to_scheduler(e, self, [e, self, &publish] {
     if (publish(self)) e->next_ctx = self;  // run_context counts the resumption
   });
@@ -93,9 +97,9 @@ void block_foreign(F publish) {
 // Wait until whoever `publish(self)` hands self to resumes it: the context running on engine e
 // suspends, or, with e == nullptr, the calling thread blocks. Joins and futures wait here.
 template <class F>
-void wait_here(Engine *e, const char *what, F publish) {
+void wait_here(Engine *e, const char *what, trace::Why why, F publish) {
   if (e)
-    suspend_self(e, what, publish);
+    suspend_self(e, what, why, publish);
   else
     block_foreign(publish);
 }
