@@ -35,6 +35,7 @@ struct Buffer {
   std::uint64_t last = 0;         // the last timestamp written
   std::uint64_t next_sample = 0;  // when the next spark-counter sample is due
   std::uint32_t tasks = 0;        // thread ids handed out by this engine
+  std::uint32_t running = 0;      // the thread id running on this engine, or 0
   std::uint64_t base_created = 0, base_run = 0;  // the engine's counters when the trace began
 };
 
@@ -202,8 +203,9 @@ void record_any(F f) {
     return;
   }
   std::lock_guard<std::mutex> lk(g_foreign_lock);
-  // relaxed: under the lock that stop takes after clearing g_on.
-  if (g_on.load(std::memory_order_relaxed)) f(-1, g_foreign);
+  // acquire: pairs with start's store of true (g_foreign, g_t0); stop takes this lock after
+  // clearing g_on, so a record under it either sees false or ends before stop goes on.
+  if (g_on.load(std::memory_order_acquire)) f(-1, g_foreign);
 }
 
 // Under g_control, no trace on: begin one on the open file `fd` with writer w. Returns 0 or
@@ -250,6 +252,7 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
                          g_session, e->id, true, 0};
     push(e->id, b, Kind::CTX_CREATE, 0, c->trace.tid);
     push(e->id, b, Kind::CTX_RUN, 0, c->trace.tid);
+    b->running = c->trace.tid;
   }
   // seq_cst store: publishes the buffers, g_session and g_t0 to the engines' acquire (T1).
   g_on.store(true, std::memory_order_seq_cst);
@@ -269,10 +272,15 @@ void end_session() {
   std::uint64_t end = clock_ns() - g_t0;
   for (int i = 0; i <= g_n; i++) {
     Buffer *b = i < g_n ? g_slots[i].buf : g_foreign;
-    if (b->last >= end) end = b->last + 1;
+    if (b->last + 1 >= end) end = b->last + 2;  // room for a last stop before it
   }
   for (int i = 0; i < g_n; i++) {
     Buffer *b = g_slots[i].buf;
+    if (b->running != 0) {  // the readers want every thread stopped (its context runs on)
+      b->ev[b->n++] = Event{end - 1, Kind::CTX_STOP, static_cast<std::uint16_t>(Why::TRACE_END),
+                            b->running, 0, 0};
+      if (b->n == kBlockEvents) flush(i, b);
+    }
     b->ev[b->n++] = Event{end, Kind::ENGINE_STOP, 0, 0, 0, 0};  // push leaves room for one
     b->last = end;
     flush(i, b);
@@ -412,6 +420,7 @@ void record_run(Engine *e, Context *c) {
   if (m.engine >= 0 && m.engine != e->id)
     push(e->id, b, Kind::CTX_MIGRATE, static_cast<std::uint16_t>(m.engine), m.tid);
   push(e->id, b, Kind::CTX_RUN, 0, m.tid, 0, 0, m.ts);
+  b->running = m.tid;
   m.engine = e->id;
   m.running = true;
   leave(e, b);
@@ -423,6 +432,7 @@ void record_stop(Engine *e, Context *c, Why why) {
   TraceMark &m = c->trace;
   if (m.session == g_session && m.running) {
     m.ts = push(e->id, b, Kind::CTX_STOP, static_cast<std::uint16_t>(why), m.tid);
+    b->running = 0;
     m.running = false;
     if (why == Why::FINISHED) m.tid = 0;
   }

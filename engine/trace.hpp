@@ -26,7 +26,8 @@ namespace mr::engine::trace {
   XX(JOIN, 4, "join")            /* ThreadBlocked */  \
   XX(FUTURE, 4, "future")        /* ThreadBlocked */  \
   XX(LOOP, 4, "loop control")    /* ThreadBlocked */  \
-  XX(BLOCKING, 6, "blocking region") /* ForeignCall: it goes on on a backup thread */
+  XX(BLOCKING, 6, "blocking region") /* ForeignCall: it goes on on a backup thread */ \
+  XX(TRACE_END, 3, "end of trace")   /* ThreadYielding: still running when the trace ends */
 
 enum class Why : std::uint8_t {
 #define MR_TRACE_WHY_(name, status, text) name,

@@ -148,7 +148,6 @@ class JsonWriter final : public Writer {
         set_state(o, e, ev.x, ev.ts);
         break;
       case Kind::ENGINE_STOP:
-        end_run(o, e, ev.ts, "end of trace");
         set_state(o, e, -1, ev.ts);
         break;
       case Kind::STATE: {
