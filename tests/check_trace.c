@@ -5,10 +5,13 @@
  * missing. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mrengine.h"
@@ -18,7 +21,7 @@ static char g_dir[] = "/tmp/mrengine-trace-XXXXXX";
 
 /* A trace file name in the test's directory: "<dir>/<name>". */
 static const char *trace_path(const char *name) {
-  static char path[256];
+  static char path[128];
   snprintf(path, sizeof path, "%s/%s", g_dir, name);
   return path;
 }
@@ -111,7 +114,7 @@ static void workload(void) {
 START_TEST(test_trace_whole_run) {
   int engines = 1 + _i / 2;
   const char *name = _i % 2 ? "whole.json" : "whole.eventlog";
-  char opts[200], path[256], extra[128];
+  char opts[160], path[128], extra[128];
   snprintf(path, sizeof path, "%s", trace_path(name));
   snprintf(opts, sizeof opts, "--trace=%s", path);
   mr_test_start(engines, opts);
@@ -138,7 +141,7 @@ START_TEST(test_trace_regions) {
   ck_assert_int_eq(MR_trace_marker("nobody records this"), 0);
   for (int round = 0; round < 4; round++) {
     const char *name = round % 2 ? "region.json" : "region.eventlog";
-    char path[256], extra[160];
+    char path[128], extra[160];
     snprintf(path, sizeof path, "%s", trace_path(name));
     ck_assert_int_eq(pfib(15), fib_seq(15)); /* untraced work before */
     unsigned long long c0, r0, c1, r1;
@@ -208,7 +211,7 @@ static void *injector(void *arg) {
 START_TEST(test_trace_foreign_injectors) {
   const char *name = _i % 2 ? "foreign.json" : "foreign.eventlog";
   const char *other = _i % 2 ? "foreign2.json" : "foreign2.eventlog";
-  char path[256], path2[256], opts[300];
+  char path[128], path2[128], opts[160];
   snprintf(path, sizeof path, "%s", trace_path(name));
   snprintf(path2, sizeof path2, "%s", trace_path(other));
   snprintf(opts, sizeof opts, "--trace=%s%s", path, _i >= 2 ? " --lazy-engines" : "");
@@ -227,6 +230,29 @@ START_TEST(test_trace_foreign_injectors) {
   ck_assert_int_eq(MR_shutdown(), 0); /* ends the second trace */
   check_file(path, "--engines 3");
   check_file(path2, "--engines 3");
+}
+END_TEST
+
+/* A process killed while it traces leaves a trace that the readers read up to its last block. */
+START_TEST(test_trace_killed) {
+  const char *name = _i % 2 ? "killed.json" : "killed.eventlog";
+  char path[128], opts[160];
+  snprintf(path, sizeof path, "%s", trace_path(name));
+  snprintf(opts, sizeof opts, "--trace=%s", path);
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    mr_test_start(2, opts);
+    for (;;) (void)pfib(18);
+  }
+  /* Until some blocks are out (an engine writes a block every 4096 events). */
+  struct stat st;
+  for (int k = 0; k < 2000 && (stat(path, &st) != 0 || st.st_size < 300000); k++) usleep(1000);
+  ck_assert_int_eq(kill(child, SIGKILL), 0);
+  int status;
+  ck_assert_int_eq(waitpid(child, &status, 0), child);
+  ck_assert(WIFSIGNALED(status));
+  check_file(path, "--cut 1"); /* an engine whose buffer never filled has no block */
 }
 END_TEST
 
@@ -250,6 +276,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_trace_whole_run, 0, 6);
   tcase_add_test(tc, test_trace_regions);
   tcase_add_test(tc, test_trace_bad_paths);
+  tcase_add_loop_test(tc, test_trace_killed, 0, 2);
   suite_add_tcase(s, tc);
   tc = mr_tcase("concurrency", 120);
   tcase_add_loop_test(tc, test_trace_foreign_injectors, 0, 4);
