@@ -5,6 +5,9 @@
 // numbers are big-endian; timestamps are ns since the trace began.
 #include "config.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "trace.hpp"
 
 namespace mr::engine::trace {
@@ -45,155 +48,175 @@ enum Type : std::uint16_t {
 constexpr std::uint16_t kNoCap = 0xffff;  // the block of threads that are not engines
 constexpr std::size_t kEventHeader = 2 + 8;
 constexpr std::size_t kBlockMarker = kEventHeader + 14;
+constexpr std::size_t kMaxFixed = kEventHeader + 56;  // the largest event but a marker
+constexpr std::size_t kMaxMarker = 0xfff0;            // a marker's length is 16 bits
 
-void put8(std::string *o, std::uint8_t v) { o->push_back(static_cast<char>(v)); }
-void put16(std::string *o, std::uint16_t v) {
-  put8(o, static_cast<std::uint8_t>(v >> 8));
-  put8(o, static_cast<std::uint8_t>(v));
-}
-void put32(std::string *o, std::uint32_t v) {
-  put16(o, static_cast<std::uint16_t>(v >> 16));
-  put16(o, static_cast<std::uint16_t>(v));
-}
-void put64(std::string *o, std::uint64_t v) {
-  put32(o, static_cast<std::uint32_t>(v >> 32));
-  put32(o, static_cast<std::uint32_t>(v));
-}
-void put_text(std::string *o, const char *s) {
-  std::size_t n = std::char_traits<char>::length(s);
-  put32(o, static_cast<std::uint32_t>(n));
-  o->append(s, n);
-}
+// Big-endian output into space reserved beforehand (the encoding of a block is the hot part of
+// writing a trace, so it writes through a pointer rather than appending byte by byte).
+class Out {
+ public:
+  explicit Out(char *p) : p_(p) {}
+  char *at() const { return p_; }
+  void u16(std::uint16_t v) { put(__builtin_bswap16(v)); }
+  void u32(std::uint32_t v) { put(__builtin_bswap32(v)); }
+  void u64(std::uint64_t v) { put(__builtin_bswap64(v)); }
+  void bytes(const char *s, std::size_t n) {
+    std::memcpy(p_, s, n);
+    p_ += n;
+  }
+  void head(std::uint16_t type, std::uint64_t ts) {
+    u16(type);
+    u64(ts);
+  }
 
-void head(std::string *o, Type t, std::uint64_t ts) {
-  put16(o, t);
-  put64(o, ts);
-}
+ private:
+  template <class T>
+  void put(T v) {
+    std::memcpy(p_, &v, sizeof v);
+    p_ += sizeof v;
+  }
+  char *p_;
+};
 
 // The Mercury event of an engine state, if it has one (WORKING shows as a running thread,
 // NOTIFIED as MR_NOTIFY_RECEIVED).
-void state_event(std::string *o, State s, std::uint64_t ts) {
+void state_event(Out &o, State s, std::uint64_t ts) {
   switch (s) {
-    case State::IDLE: head(o, MER_LOOKING_FOR_GLOBAL_CONTEXT, ts); break;
-    case State::STEALING: head(o, MER_WORK_STEALING, ts); break;
-    case State::SLEEPING: head(o, MER_ENGINE_SLEEPING, ts); break;
+    case State::IDLE: o.head(MER_LOOKING_FOR_GLOBAL_CONTEXT, ts); break;
+    case State::STEALING: o.head(MER_WORK_STEALING, ts); break;
+    case State::SLEEPING: o.head(MER_ENGINE_SLEEPING, ts); break;
     default: break;
   }
 }
 
 class EventlogWriter final : public Writer {
  public:
-  void begin(std::string *o, int) override {
-    put32(o, 0x68647262);  // "hdrb"
-    put32(o, 0x68657462);  // "hetb"
-#define MR_EVENTLOG_DECLARE_(name, id, size, text) \
-  put32(o, 0x65746200); /* "etb\0" */              \
-  put16(o, id);                                    \
-  put16(o, static_cast<std::uint16_t>(size));      \
-  put_text(o, text);                               \
-  put32(o, 0); /* no extra info */                 \
-  put32(o, 0x65746500); /* "ete\0" */
+  void begin(std::string *s, int) override {
+    std::size_t size = 5 * 4;  // hdrb, hetb, hete, hdre, datb
+#define MR_EVENTLOG_SIZE_(name, id, size_, text) size += 4 + 2 + 2 + 4 + sizeof text - 1 + 4 + 4;
+    MR_EVENTLOG_TYPE_MAP(MR_EVENTLOG_SIZE_)
+#undef MR_EVENTLOG_SIZE_
+    std::size_t start = s->size();
+    s->resize(start + size);
+    Out o(s->data() + start);
+    o.u32(0x68647262);  // "hdrb"
+    o.u32(0x68657462);  // "hetb"
+#define MR_EVENTLOG_DECLARE_(name, id, size_, text) \
+  o.u32(0x65746200); /* "etb\0" */                  \
+  o.u16(id);                                        \
+  o.u16(static_cast<std::uint16_t>(size_));         \
+  o.u32(sizeof text - 1);                           \
+  o.bytes(text, sizeof text - 1);                   \
+  o.u32(0); /* no extra info */                     \
+  o.u32(0x65746500); /* "ete\0" */
     MR_EVENTLOG_TYPE_MAP(MR_EVENTLOG_DECLARE_)
 #undef MR_EVENTLOG_DECLARE_
-    put32(o, 0x68657465);  // "hete"
-    put32(o, 0x68647265);  // "hdre"
-    put32(o, 0x64617462);  // "datb"
+    o.u32(0x68657465);  // "hete"
+    o.u32(0x68647265);  // "hdre"
+    o.u32(0x64617462);  // "datb"
   }
 
-  void block(std::string *o, int engine, const Event *ev, std::size_t n,
+  void block(std::string *s, int engine, const Event *ev, std::size_t n,
              const std::vector<std::string> &markers) override {
-    std::size_t start = o->size();
+    std::size_t room = kBlockMarker + n * kMaxFixed;
+    for (std::size_t i = 0; i < n; i++)
+      if (ev[i].kind == Kind::MARKER) room += 2 + std::min(markers[ev[i].y].size(), kMaxMarker);
+    std::size_t start = s->size();
+    s->resize(start + room);
+    char *begin = s->data() + start;
+    Out o(begin);
     std::uint16_t cap = engine < 0 ? kNoCap : static_cast<std::uint16_t>(engine);
-    head(o, BLOCK_MARKER, ev[0].ts);
-    put32(o, 0);  // the block's size, filled in below
-    put64(o, ev[n - 1].ts);
-    put16(o, cap);
+    o.head(BLOCK_MARKER, ev[0].ts);
+    Out size_at(o.at());
+    o.u32(0);  // the block's size, filled in below
+    o.u64(ev[n - 1].ts);
+    o.u16(cap);
     for (std::size_t i = 0; i < n; i++) one(o, cap, ev[i], markers);
-    std::uint32_t size = static_cast<std::uint32_t>(o->size() - start);
-    for (int k = 0; k < 4; k++)
-      (*o)[start + kEventHeader + static_cast<std::size_t>(k)] =
-          static_cast<char>(size >> (24 - 8 * k));
-    static_assert(kBlockMarker == 24);
+    std::size_t used = static_cast<std::size_t>(o.at() - begin);
+    size_at.u32(static_cast<std::uint32_t>(used));
+    s->resize(start + used);
   }
 
-  void end(std::string *o) override { put16(o, 0xffff); }
+  void end(std::string *s) override {
+    s->push_back('\xff');
+    s->push_back('\xff');
+  }
 
  private:
-  static void one(std::string *o, std::uint16_t cap, const Event &e,
+  static void one(Out &o, std::uint16_t cap, const Event &e,
                   const std::vector<std::string> &markers) {
     switch (e.kind) {
-      case Kind::ENGINE_START: {
-        head(o, CAP_CREATE, e.ts);
-        put16(o, cap);
+      case Kind::ENGINE_START:
+        o.head(CAP_CREATE, e.ts);
+        o.u16(cap);
         state_event(o, static_cast<State>(e.x), e.ts);
         break;
-      }
       case Kind::ENGINE_STOP:
-        head(o, CAP_DELETE, e.ts);
-        put16(o, cap);
+        o.head(CAP_DELETE, e.ts);
+        o.u16(cap);
         break;
       case Kind::STATE:
         state_event(o, static_cast<State>(e.x), e.ts);
         break;
       case Kind::CTX_CREATE:
-        head(o, CREATE_THREAD, e.ts);
-        put32(o, e.y);
+        o.head(CREATE_THREAD, e.ts);
+        o.u32(e.y);
         break;
       case Kind::CTX_RUN:
-        head(o, RUN_THREAD, e.ts);
-        put32(o, e.y);
+        o.head(RUN_THREAD, e.ts);
+        o.u32(e.y);
         break;
       case Kind::CTX_STOP:
-        head(o, STOP_THREAD, e.ts);
-        put32(o, e.y);
-        put16(o, static_cast<std::uint16_t>(why_status(static_cast<Why>(e.x))));
-        put32(o, 0);  // blocked on no thread
+        o.head(STOP_THREAD, e.ts);
+        o.u32(e.y);
+        o.u16(static_cast<std::uint16_t>(why_status(static_cast<Why>(e.x))));
+        o.u32(0);  // blocked on no thread
         break;
       case Kind::CTX_MIGRATE:
-        head(o, MIGRATE_THREAD, e.ts);
-        put32(o, e.y);
-        put16(o, cap);
+        o.head(MIGRATE_THREAD, e.ts);
+        o.u32(e.y);
+        o.u16(cap);
         break;
-      case Kind::SPARK_CREATE: head(o, SPARK_CREATE, e.ts); break;
-      case Kind::SPARK_RUN: head(o, SPARK_RUN, e.ts); break;
+      case Kind::SPARK_CREATE: o.head(SPARK_CREATE, e.ts); break;
+      case Kind::SPARK_RUN: o.head(SPARK_RUN, e.ts); break;
       case Kind::SPARK_STEAL:
-        head(o, SPARK_STEAL, e.ts);
-        put16(o, e.x);
+        o.head(SPARK_STEAL, e.ts);
+        o.u16(e.x);
         break;
       case Kind::COUNTERS:
         // created, dud, overflowed, converted, fizzled, GC'd, remaining
-        head(o, SPARK_COUNTERS, e.ts);
-        put64(o, e.z);
-        put64(o, 0);
-        put64(o, 0);
-        put64(o, e.w);
-        put64(o, 0);
-        put64(o, 0);
-        put64(o, e.y);
+        o.head(SPARK_COUNTERS, e.ts);
+        o.u64(e.z);
+        o.u64(0);
+        o.u64(0);
+        o.u64(e.w);
+        o.u64(0);
+        o.u64(0);
+        o.u64(e.y);
         break;
       case Kind::NOTIFY_SENT:
-        head(o, MR_NOTIFY_SENT, e.ts);
-        put16(o, e.x);
-        put16(o, static_cast<std::uint16_t>(e.y));
+        o.head(MR_NOTIFY_SENT, e.ts);
+        o.u16(e.x);
+        o.u16(static_cast<std::uint16_t>(e.y));
         break;
       case Kind::NOTIFY_RECV:
-        head(o, MR_NOTIFY_RECEIVED, e.ts);
-        put16(o, e.x);
+        o.head(MR_NOTIFY_RECEIVED, e.ts);
+        o.u16(e.x);
         break;
       case Kind::FUT_WAIT:
-        head(o, e.x ? MER_FUT_WAIT_SUSPENDED : MER_FUT_WAIT_NOSUSPEND, e.ts);
-        put64(o, e.z);
+        o.head(e.x ? MER_FUT_WAIT_SUSPENDED : MER_FUT_WAIT_NOSUSPEND, e.ts);
+        o.u64(e.z);
         break;
       case Kind::FUT_SIGNAL:
-        head(o, MER_FUT_SIGNAL, e.ts);
-        put64(o, e.z);
+        o.head(MER_FUT_SIGNAL, e.ts);
+        o.u64(e.z);
         break;
       case Kind::MARKER: {
         const std::string &m = markers[e.y];
-        std::size_t len = m.size() < 0xfff0 ? m.size() : 0xfff0;  // the length is 16 bits
-        head(o, USER_MARKER, e.ts);
-        put16(o, static_cast<std::uint16_t>(len));
-        o->append(m, 0, len);
+        std::size_t len = std::min(m.size(), kMaxMarker);
+        o.head(USER_MARKER, e.ts);
+        o.u16(static_cast<std::uint16_t>(len));
+        o.bytes(m.data(), len);
         break;
       }
     }

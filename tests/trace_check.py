@@ -4,8 +4,10 @@
 usage: trace_check.py FILE [--engines N] [--created N --run N] [--marker TEXT]... [--cut 1]
 
 FILE.eventlog: `ghc-events inc` reads it to the end (exit 0); `ghc-events validate threads` and
-`validate sparks` say "Valid"; the file ends with the end marker 0xffff; every engine 0..N-1
-has a block of its own; the last spark-counter sample of each engine, summed, gives --created
+`validate sparks` say "Valid"; the file ends with the end marker 0xffff; the data is a chain of
+blocks, each opened by a block marker whose size leads to the next, that ends exactly at the
+end marker, each of an engine 0..N-1 (or 0xffff, threads that are not engines), and every
+engine has one; the last spark-counter sample of each engine, summed, gives --created
 and --run (MR_stats_get's sparks_pushed + sparks_injected and sparks_run_local + sparks_stolen +
 sparks_injected).
 
@@ -23,6 +25,7 @@ reasons on stderr).
 """
 import json
 import re
+import struct
 import subprocess
 import sys
 from collections import defaultdict
@@ -40,11 +43,45 @@ def run(args):
     return p.returncode, p.stdout, p.stderr
 
 
+def check_blocks(path, data, engines, cut):
+    """The block chain, by the block markers' sizes (ghc-events does not check it)."""
+    i = data.find(b"datb")
+    if i < 0:
+        fail("%s: no data section" % path)
+    i += 4
+    caps = set()
+    while i + 2 <= len(data):
+        (etype,) = struct.unpack(">H", data[i:i + 2])
+        if etype == 0xFFFF:
+            if i + 2 != len(data):
+                fail("%s: %d bytes after the end marker" % (path, len(data) - i - 2))
+            break
+        if i + 24 > len(data):
+            if cut:
+                break
+            fail("%s: a block marker cut at byte %d" % (path, i))
+        etype, ts, size, end, cap = struct.unpack(">HQIQH", data[i:i + 24])
+        if etype != 18 or size < 24 or end < ts:
+            fail("%s: no block marker at byte %d (type %d, size %d)" % (path, i, etype, size))
+        if cap != 0xFFFF and engines is not None and cap >= engines:
+            fail("%s: a block of capability %d at byte %d" % (path, cap, i))
+        caps.add(cap)
+        i += size
+    else:
+        if not cut:
+            fail("%s: the blocks run past the end of the file" % path)
+    if engines is not None and not cut:
+        missing = set(range(engines)) - caps
+        if missing:
+            fail("%s: no block of engine(s) %s" % (path, sorted(missing)))
+
+
 def check_eventlog(path, engines, created, ran, markers, cut):
     with open(path, "rb") as f:
         data = f.read()
     if not cut and data[-2:] != b"\xff\xff":
         fail("%s does not end with the end marker 0xffff" % path)
+    check_blocks(path, data, engines, cut)
     rc, out, err = run(["ghc-events", "inc", path])
     if rc != 0:
         fail("ghc-events inc %s: exit %d: %s" % (path, rc, err.strip()[-400:]))
