@@ -58,10 +58,13 @@ class JsonWriter final : public Writer {
 
   // Every object but the first (begin's first metadata) begins with ",\n": a trace cut short
   // is valid JSON but for its closing bracket, which readers of this format do not require.
-  static void open(std::string *o, const char *ph, const std::string &name, int pid, int tid,
-                   std::uint64_t t) {
+  // Every object has a category and arguments: Chrome DevTools' parser requires both.
+  static void open(std::string *o, const char *ph, const char *cat, const std::string &name,
+                   int pid, int tid, std::uint64_t t) {
     o->append(",\n{\"ph\":\"");
     o->append(ph);
+    o->append("\",\"cat\":\"");
+    o->append(cat);
     o->append("\",\"name\":");
     quote(o, name);
     char b[64];
@@ -73,7 +76,7 @@ class JsonWriter final : public Writer {
   static void meta(std::string *o, const char *what, int pid, int tid, const char *name) {
     if (*o != "[\n") o->append(",\n");
     char b[96];
-    std::snprintf(b, sizeof b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+    std::snprintf(b, sizeof b, "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
                   what, pid, tid);
     o->append(b);
     quote(o, name);
@@ -105,10 +108,10 @@ class JsonWriter final : public Writer {
   void set_state(std::string *o, int e, int next, std::uint64_t t) {
     Track &k = tracks_[static_cast<std::size_t>(e)];
     if (k.state >= 0) {
-      open(o, "X", state_text(k.state), 1, e, k.since);
-      o->append(",\"cat\":\"state\",\"dur\":");
+      open(o, "X", "state", state_text(k.state), 1, e, k.since);
+      o->append(",\"dur\":");
       ts(o, t - k.since);
-      o->append("}");
+      o->append(",\"args\":{}}");
     }
     k.state = next;
     k.since = t;
@@ -119,8 +122,8 @@ class JsonWriter final : public Writer {
     if (k.run_tid == 0) return;
     char name[32];
     std::snprintf(name, sizeof name, "context %" PRIu32, k.run_tid);
-    open(o, "X", name, 2, static_cast<int>(k.run_tid), k.run_since);
-    o->append(",\"cat\":\"context\",\"dur\":");
+    open(o, "X", "context", name, 2, static_cast<int>(k.run_tid), k.run_since);
+    o->append(",\"dur\":");
     ts(o, t - k.run_since);
     char b[96];
     std::snprintf(b, sizeof b, ",\"args\":{\"engine\":%d,\"stop\":\"%s\"}}", e, why);
@@ -128,14 +131,14 @@ class JsonWriter final : public Writer {
     k.run_tid = 0;
   }
 
-  void instant(std::string *o, int e, std::uint64_t t, const std::string &name) {
-    open(o, "i", name, 1, e < 0 ? kForeignTid : e, t);
-    o->append(",\"s\":\"t\"}");
+  void instant(std::string *o, const char *cat, int e, std::uint64_t t, const std::string &name) {
+    open(o, "i", cat, name, 1, e < 0 ? kForeignTid : e, t);
+    o->append(",\"s\":\"t\",\"args\":{}}");
   }
 
   void counter(std::string *o, const std::string &name, std::uint64_t t, const char *series,
                std::uint64_t v) {
-    open(o, "C", name, 1, 0, t);
+    open(o, "C", "counter", name, 1, 0, t);
     char b[64];
     std::snprintf(b, sizeof b, ",\"args\":{\"%s\":%" PRIu64 "}}", series, v);
     o->append(b);
@@ -170,14 +173,14 @@ class JsonWriter final : public Writer {
         break;
       case Kind::CTX_MIGRATE:
         std::snprintf(b, sizeof b, "context %" PRIu32 " migrates from engine %u", ev.y, ev.x);
-        instant(o, e, ev.ts, b);
+        instant(o, "context", e, ev.ts, b);
         break;
       case Kind::SPARK_CREATE:
       case Kind::SPARK_RUN:
         break;  // in the counters: one object per spark would drown the file
       case Kind::SPARK_STEAL:
         std::snprintf(b, sizeof b, "steal from engine %u", ev.x);
-        instant(o, e, ev.ts, b);
+        instant(o, "spark", e, ev.ts, b);
         break;
       case Kind::COUNTERS:
         std::snprintf(b, sizeof b, "sparks queued, engine %d", e);
@@ -186,27 +189,27 @@ class JsonWriter final : public Writer {
       case Kind::NOTIFY_SENT:
         std::snprintf(b, sizeof b, "notify %s to engine %" PRIu32,
                       action_name(static_cast<Action>(ev.x)), ev.y);
-        instant(o, e, ev.ts, b);
+        instant(o, "notification", e, ev.ts, b);
         break;
       case Kind::NOTIFY_RECV:
         if (tracks_[static_cast<std::size_t>(e)].state == static_cast<int>(State::SLEEPING))
           counter(o, "engines asleep", ev.ts, "engines", ev.y);
         set_state(o, e, kNotified, ev.ts);
         std::snprintf(b, sizeof b, "notified: %s", action_name(static_cast<Action>(ev.x)));
-        instant(o, e, ev.ts, b);
+        instant(o, "notification", e, ev.ts, b);
         break;
       case Kind::FUT_WAIT:
         std::snprintf(b, sizeof b, "future %#" PRIx64 " waited on%s", ev.z,
                       ev.x ? " (suspends)" : "");
-        instant(o, e, ev.ts, b);
+        instant(o, "future", e, ev.ts, b);
         break;
       case Kind::FUT_SIGNAL:
         std::snprintf(b, sizeof b, "future %#" PRIx64 " signalled", ev.z);
-        instant(o, e, ev.ts, b);
+        instant(o, "future", e, ev.ts, b);
         break;
       case Kind::MARKER:
-        open(o, "i", markers[ev.y], 1, e < 0 ? kForeignTid : e, ev.ts);
-        o->append(",\"cat\":\"marker\",\"s\":\"g\"}");
+        open(o, "i", "marker", markers[ev.y], 1, e < 0 ? kForeignTid : e, ev.ts);
+        o->append(",\"s\":\"g\",\"args\":{}}");
         break;
     }
   }
