@@ -151,6 +151,12 @@ std::uint64_t push(int engine, Buffer *b, Kind k, std::uint16_t x, std::uint32_t
   return ts;
 }
 
+// A new thread id for a task starting on engine e: unique within the trace (ids are not
+// reused), without a shared counter.
+std::uint32_t new_tid(const Engine *e, Buffer *b) {
+  return ++b->tasks * static_cast<std::uint32_t>(g_n) + static_cast<std::uint32_t>(e->id) + 1;
+}
+
 std::uint64_t created_of(const Engine *e) {
   return e->stats.sparks_pushed.load(std::memory_order_relaxed) +
          e->stats.sparks_injected.load(std::memory_order_relaxed);
@@ -238,7 +244,8 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
     b->base_created = created_of(e);
     b->base_run = run_of(e);
     // relaxed: a hint of the engine's state as the trace begins; its next transition is exact.
-    push(i, b, Kind::ENGINE_START, static_cast<std::uint16_t>(e->sleep.state.load(std::memory_order_relaxed)), 0);
+    State now = e->sleep.state.load(std::memory_order_relaxed);
+    push(i, b, Kind::ENGINE_START, static_cast<std::uint16_t>(now), 0);
     push(i, b, Kind::COUNTERS, 0, 0, 0, 0);  // ThreadScope's spark graphs start from zero
     b->next_sample = b->last + kSampleNs;
     g_slots[i].buf = b;
@@ -248,8 +255,7 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
   if (Engine *e = t_engine; e && e->current) {
     Context *c = e->current;
     Buffer *b = g_slots[e->id].buf;
-    c->trace = TraceMark{++b->tasks * static_cast<std::uint32_t>(g_n) + static_cast<std::uint32_t>(e->id) + 1,
-                         g_session, e->id, true, 0};
+    c->trace = TraceMark{new_tid(e, b), g_session, e->id, true, 0};
     push(e->id, b, Kind::CTX_CREATE, 0, c->trace.tid);
     push(e->id, b, Kind::CTX_RUN, 0, c->trace.tid);
     b->running = c->trace.tid;
@@ -413,8 +419,7 @@ void record_run(Engine *e, Context *c) {
   if (!b) return;
   TraceMark &m = c->trace;
   if (m.session != g_session || m.tid == 0) {
-    m = TraceMark{++b->tasks * static_cast<std::uint32_t>(g_n) + static_cast<std::uint32_t>(e->id) + 1,
-                  g_session, -1, false, 0};
+    m = TraceMark{new_tid(e, b), g_session, -1, false, 0};
     push(e->id, b, Kind::CTX_CREATE, 0, m.tid);
   }
   if (m.engine >= 0 && m.engine != e->id)

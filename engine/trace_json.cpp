@@ -75,8 +75,10 @@ class JsonWriter final : public Writer {
 
   static void meta(std::string *o, const char *what, int pid, int tid, const char *name) {
     if (*o != "[\n") o->append(",\n");
-    char b[96];
-    std::snprintf(b, sizeof b, "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+    char b[128];
+    std::snprintf(b, sizeof b,
+                  "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"%s\",\"pid\":%d,"
+                  "\"tid\":%d,\"args\":{\"name\":",
                   what, pid, tid);
     o->append(b);
     quote(o, name);
@@ -156,7 +158,8 @@ class JsonWriter final : public Writer {
       case Kind::STATE: {
         int before = tracks_[static_cast<std::size_t>(e)].state;
         set_state(o, e, ev.x, ev.ts);
-        if (before == static_cast<int>(State::SLEEPING) || ev.x == static_cast<int>(State::SLEEPING))
+        constexpr int kSleeping = static_cast<int>(State::SLEEPING);
+        if (before == kSleeping || ev.x == kSleeping)
           counter(o, "engines asleep", ev.ts, "engines", ev.y);
         break;
       }

@@ -157,8 +157,8 @@ START_TEST(test_trace_regions) {
     if (round % 2)
       snprintf(extra, sizeof extra, "--engines 2 --marker 'region begins'");
     else
-      snprintf(extra, sizeof extra, "--engines 2 --created %llu --run %llu --marker 'region begins'",
-               c1 - c0, r1 - r0);
+      snprintf(extra, sizeof extra,
+               "--engines 2 --created %llu --run %llu --marker 'region begins'", c1 - c0, r1 - r0);
     check_file(path, extra);
   }
   ck_assert_int_eq(MR_shutdown(), 0);

@@ -35,7 +35,8 @@ for (const p of model.sortedProcesses()) {
   for (const t of p.sortedThreads()) inModel += t.events().filter(e => e.phase !== 'M').length;
   if (p.name() === 'engines') enginesProcess = p;
 }
-if (inModel !== inFile) fail(`${file}: ${inFile} events in the file, ${inModel} in DevTools' model`);
+if (inModel !== inFile)
+  fail(`${file}: ${inFile} events in the file, ${inModel} in DevTools' model`);
 if (!enginesProcess) fail(`${file}: no process named "engines" in DevTools' model`);
 const ends = new Set();
 for (let i = 0; i < engines; i++) {
@@ -52,4 +53,5 @@ for (let i = 0; i < engines; i++) {
   ends.add(ns(states[states.length - 1].endTime));
 }
 if (ends.size !== 1) fail(`${file}: the engines stop at different times`);
-console.log(`trace_devtools: ${file}: ${inModel} events in DevTools' model, ${engines} engine tracks`);
+console.log(`trace_devtools: ${file}: ${inModel} events in DevTools' model, ` +
+            `${engines} engine tracks`);
