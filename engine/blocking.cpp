@@ -161,7 +161,7 @@ void blocking_begin() {
   // The context leaves the engine as a suspension (the engine that runs it after the region
   // counts the resumption), handed over only once it is saved (J1's rule): the backup
   // resumes it at once.
-  suspend_self(e, "MR_blocking_begin outside a context", [b](Context *self) {
+  suspend_self(e, "MR_blocking_begin outside a context", trace::Why::BLOCKING, [b](Context *self) {
     b->ctx = self;
     sem_post(&b->go);
     return false;

@@ -16,6 +16,7 @@
 #include <boost/context/stack_context.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "sanitizer.hpp"
 #include "task.hpp"
@@ -28,6 +29,17 @@ namespace mr::engine {
 // engine, waiting at a join or a future on its semaphore `wake` (the record lives on that
 // thread's stack).
 enum class ContextKind : unsigned char { REGULAR, SMALL, PRIMORDIAL, FOREIGN };
+
+// What a trace knows of a context (trace.cpp): the thread id of its current task in trace
+// `session`, the engine it last ran on, whether it runs, and when it last stopped. Written only
+// by the engine running the context; handed over with the context like `fiber`.
+struct TraceMark {
+  std::uint32_t tid = 0;
+  std::uint32_t session = 0;
+  int engine = -1;
+  bool running = false;
+  std::uint64_t ts = 0;
+};
 
 struct Context {
   // The saved continuation while the context is suspended or free; empty while it runs.
@@ -58,6 +70,7 @@ struct Context {
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
   san::Fiber san;            // for the sanitizers' view of switches (sanitizer.hpp)
+  TraceMark trace;           // tracing only (trace.hpp)
 };
 
 // boost::context::protected_fixedsize_stack (mmap, with one PROT_NONE guard page below the

@@ -19,6 +19,7 @@ void set_current(Engine *e) {
 
 void set_inline_forks(SlowReason why, bool slow) {
   for (int i = 0; i < g_rt->n; i++) {
+    if (!g_rt->engines[i]) continue;  // a runtime that failed to start half way
     volatile AO_t *w = &g_rt->engines[i]->view.slow;
     // relaxed RMW: the inline fork and join read the word relaxed; taking the library's path a
     // little late is correct (it is only slower), and the reasons are set and cleared apart.

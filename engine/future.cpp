@@ -71,6 +71,7 @@ void future_signal(Future *f, std::uintptr_t value) {
                                        std::memory_order_acquire))
       break;
   }
+  trace::on_future_signal(f);
   f->value.store(value, std::memory_order_relaxed);
   // release: publishes the value to every reader that sees kSignalled.
   f->state.store(Future::kSignalled, std::memory_order_release);
@@ -88,13 +89,16 @@ bool future_is_signalled(const Future *f) {
 
 std::uintptr_t future_wait(Future *f) {
   // acquire: pairs with the signaller's release store, so the value is visible.
-  if (settled(f, f->state.load(std::memory_order_acquire)) == Future::kSignalled)
+  if (settled(f, f->state.load(std::memory_order_acquire)) == Future::kSignalled) {
+    trace::on_future_wait(f, false);
     return f->value.load(std::memory_order_relaxed);
+  }
+  trace::on_future_wait(f, true);
   Engine *e = this_engine();
   FutureWaiter w{nullptr, nullptr};
   // Publish the waiter only once a context is saved: the signaller may resume it at once. If
   // the future was signalled meanwhile, go on at once.
-  wait_here(e, "MR_future_wait outside a context", [f, &w](Context *self) {
+  wait_here(e, "MR_future_wait outside a context", trace::Why::FUTURE, [f, &w](Context *self) {
     w.ctx = self;
     return !add_waiter(f, &w);
   });

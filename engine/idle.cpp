@@ -36,6 +36,7 @@ void engine_store(SleepSync &s) {
   MR_DASSERT(s.state.load(std::memory_order_relaxed) == from,
              "an engine left a state it was not in");
   s.state.store(to, std::memory_order_release);
+  trace::on_state(t_engine, to);
 }
 
 // The engine's own CAS from->to (it must not overwrite a notifier's BUSY or NOTIFIED): acq_rel;
@@ -46,6 +47,7 @@ bool engine_cas(SleepSync &s, State *seen) {
   State expected = from;
   bool ok = s.state.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
                                             std::memory_order_acquire);
+  if (ok) trace::on_state(t_engine, to);
   *seen = expected;
   return ok;
 }
@@ -85,6 +87,7 @@ void leave_idle(Engine *e) {
       MR_CHECK(s.action == Action::CONTEXT_ADVICE || s.action == Action::SHUTDOWN,
                "a sleeper's notification reached an engine that was not asleep");
       bump(e->stats.wakeups[static_cast<int>(s.action)]);
+      trace::on_notify_recv(e, s.action);
       engine_store<State::NOTIFIED, State::WORKING>(s);
       return;
     }
@@ -117,6 +120,7 @@ bool pop_injected(Engine *e, Task *t) {
   *t = n->task;
   delete n;
   bump(e->stats.sparks_injected);
+  trace::on_spark_run(e);
   return true;
 }
 
@@ -129,6 +133,7 @@ Context *take_local(Engine *e) {
   Task t;
   if (e->deque.pop(t)) {
     bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
     return context_for_spark(e, t);
   }
   if (pop_injected(e, &t)) return context_for_spark(e, t);
@@ -167,6 +172,7 @@ Context *try_steal(Engine *e, Engine *v) {
     return nullptr;
   }
   bump(e->stats.sparks_stolen);
+  trace::on_spark_steal(e, v->id);
   become_working(e, v);
   Context *c = context_for_spark(e, t);
   c->victim = v->id;
@@ -250,6 +256,7 @@ Next handle_notification(Engine *e, Context **run) {
   Action a = s.action;
   void *d = s.data;
   bump(e->stats.wakeups[static_cast<int>(a)]);
+  trace::on_notify_recv(e, a);
   switch (a) {
     case Action::CONTEXT:
       *run = static_cast<Context *>(d);

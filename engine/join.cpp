@@ -26,12 +26,14 @@ bool next_spark(Engine *e, Context *self, Task &t) {
   if (e->bound.maybe_nonempty() || g_rt->shared.maybe_nonempty()) return false;
   if (e->deque.pop(t)) {
     bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
     return true;
   }
   if (self->victim < 0) return false;
   bump(e->stats.steal_attempts);
   if (g_rt->engines[self->victim]->deque.steal(t) == WsDeque::Steal::TAKEN) {
     bump(e->stats.sparks_stolen);
+    trace::on_spark_steal(e, self->victim);
     return true;
   }
   bump(e->stats.steal_failures);
@@ -43,6 +45,7 @@ bool next_spark(Engine *e, Context *self, Task &t) {
 // run self->task. Returns when self has a new task.
 void finish_task(Context *self, Join *j) {
   Engine *e = this_engine();
+  trace::on_stop(e, self, trace::Why::FINISHED);
   self->bound = -1;
   // MR_shutdown_now: reach the scheduler, which leaves; run nothing more here.
   bool stopping = g_rt->shutdown.load(std::memory_order_relaxed);
@@ -54,6 +57,7 @@ void finish_task(Context *self, Join *j) {
     // Not the last arrival (t's is still to come): hold this one back, and arrive once for all
     // of them, so a fan-out costs one RMW on the join's line per run of sparks, not per spark.
     self->held = arrivals;
+    trace::on_run(e, self);  // a new task: a new thread for the trace
     self->task = t;
     return;
   }
@@ -72,17 +76,20 @@ void finish_task(Context *self, Join *j) {
       if (have) {
         e->deque.push(t);
         bump(e->stats.sparks_pushed);
+        trace::on_spark_create(e);
         work_posted(e->id);
       }
       p->suspended = false;
       bump(e->stats.contexts_resumed);
       e->current = p;
+      trace::on_run(e, p);
       leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
       return;
     }
     schedule(p);
   }
   if (have) {
+    trace::on_run(e, self);  // a new task: a new thread for the trace
     self->task = t;
     return;
   }
@@ -117,11 +124,12 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   }
   e->deque.push(Task{fn, env, j});
   bump(e->stats.sparks_pushed);
+  trace::on_spark_create(e);
   work_posted(e->id);
 }
 
 void suspend_on_join(Engine *e, Join *j) {
-  wait_here(e, "join outside a context", [j](Context *self) {
+  wait_here(e, "join outside a context", trace::Why::JOIN, [j](Context *self) {
     j->parent = self;
     // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
     // with the children that arrived meanwhile (J1). Zero: every child had arrived.
@@ -148,6 +156,7 @@ void join_wait(Join *j, std::uint32_t ran) {
       break;
     }
     bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
     t.fn(t.env);
     ran++;
     e = this_engine();  // t.fn may have suspended and resumed this context on another engine

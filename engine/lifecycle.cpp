@@ -18,6 +18,7 @@
 #include "idle.hpp"
 #include "join.hpp"
 #include "stats.hpp"
+#include "trace.hpp"
 
 namespace mr::engine {
 
@@ -53,6 +54,7 @@ void *engine_main(void *arg) {
 // Free the runtime's records (and the cached contexts); g_rt is nullptr after. Any state of a
 // partly built runtime, with no engine thread running.
 void destroy_runtime() {
+  trace::close_at_exit();
   destroy_cached_contexts();
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
   delete[] g_rt->engines;
@@ -203,6 +205,10 @@ int start(const Params &p, std::string *err) {
     }
     g_rt->engines[i]->spin_budget = full_spin_rounds();
   }
+  if (int rc = trace::open_at_init(g_rt->n, p.trace_path, err)) {
+    destroy_runtime();
+    return rc;
+  }
   Engine *e0 = g_rt->engines[0];
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
@@ -253,6 +259,7 @@ int start(const Params &p, std::string *err) {
     }
     g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
   }
+  trace::begin_at_init();
   // store-release: publishes g_rt (and the lazy engines' states) to threads that test running().
   g_running.store(true, std::memory_order_release);
   int created = 1;

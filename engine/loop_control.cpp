@@ -44,7 +44,8 @@ LoopControl::Slot *lc_acquire(LoopControl *lc) {
   LoopControl::Slot *got = nullptr;
   // Publish the master only once it is saved; if a slot came free meanwhile, take it and run
   // the master again at once.
-  suspend_self(this_engine(), "loop control outside a context", [lc, &got](Context *self) {
+  suspend_self(this_engine(), "loop control outside a context", trace::Why::LOOP,
+               [lc, &got](Context *self) {
     std::lock_guard<std::mutex> lk(lc->lock);
     if (LoopControl::Slot *s = lc->free_slots) {
       lc->free_slots = s->next_free;

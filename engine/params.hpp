@@ -4,6 +4,7 @@
 #define MR_ENGINE_PARAMS_HPP
 
 #include <cstddef>
+#include <string>
 
 namespace mr::engine {
 
@@ -23,6 +24,7 @@ struct Params {
   bool lazy_engines = false;  // start engines 1..N-1 only when work first needs them
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
+  std::string trace_path;    // --trace: the trace file (.eventlog or .json), or empty
 };
 
 }  // namespace mr::engine

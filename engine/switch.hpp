@@ -15,6 +15,7 @@
 
 #include "engine.hpp"
 #include "fatal.hpp"
+#include "trace.hpp"
 
 namespace mr::engine {
 
@@ -50,6 +51,7 @@ inline void run_context(Engine *e, Context *c) {
     c->suspended = false;
     bump(e->stats.contexts_resumed);
   }
+  trace::on_run(e, c);
   resume_context(c, e->sched_san, e->sched);
 }
 
@@ -64,7 +66,8 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // Called only by the context running on engine e: suspend it until someone resumes it.
 // `publish(self)` runs on the scheduler's stack once self is saved, so it may make self findable
 // by whoever will resume it (J1); if it returns true instead, self is run again at once. Joins,
-// futures, loop control and blocking regions all suspend through here.
+// futures, loop control and blocking regions all suspend through here; `why` is which, for the
+// trace.
 //
 // If the engine's hand-off slot holds a context (one that self made runnable, say by signalling
 // a future it now waits on), self switches straight to it, without the scheduler: a ping-pong
@@ -73,7 +76,7 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // queues, its notifications) however two contexts keep handing the engine to each other.
 constexpr unsigned kMaxHandoffs = 64;
 template <class F>
-void suspend_self(Engine *e, const char *what, F publish) {
+void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
@@ -87,6 +90,7 @@ void suspend_self(Engine *e, const char *what, F publish) {
     else
       next = take_runnext(e);
   }
+  trace::on_stop(e, self, why);
   if (next) {
     e->handoffs++;
     e->current = next;
@@ -94,6 +98,7 @@ void suspend_self(Engine *e, const char *what, F publish) {
       next->suspended = false;
       bump(e->stats.contexts_resumed);
     }
+    trace::on_run(e, next);
     leave_context(self, std::move(next->fiber), next->san, [e, self, &publish] {
       // self may go on at once (what it waits for came meanwhile): it runs when next leaves
       // the engine, by this same path or through the scheduler, as below.
@@ -124,9 +129,9 @@ void block_foreign(F publish) {
 // Wait until whoever `publish(self)` hands self to resumes it: the context running on engine e
 // suspends, or, with e == nullptr, the calling thread blocks. Joins and futures wait here.
 template <class F>
-void wait_here(Engine *e, const char *what, F publish) {
+void wait_here(Engine *e, const char *what, trace::Why why, F publish) {
   if (e)
-    suspend_self(e, what, publish);
+    suspend_self(e, what, why, publish);
   else
     block_foreign(publish);
 }

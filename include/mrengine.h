@@ -557,6 +557,25 @@ MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out);
  * Returns 0, MR_ENOTINIT, or MR_EINVAL (out NULL). */
 MR_EXTERN int MR_stats_print(FILE *out);
 
+/* ---- Tracing (doc/api.md, "Tracing") ------------------------------------------------------ */
+
+/* Start writing a trace of the engines, contexts and sparks to `path` (created or truncated):
+ * a GHC eventlog for ThreadScope if it ends in ".eventlog", Chrome trace-event JSON for Perfetto
+ * if it ends in ".json". Any thread while the runtime runs. Returns 0; MR_ENOTINIT; MR_EBUSY if
+ * a trace is already being written (--trace or an earlier MR_trace_start); MR_EINVAL if path is
+ * NULL, has neither suffix, or cannot be created; MR_ENOMEM for the buffers. */
+MR_EXTERN int MR_trace_start(const char *path);
+
+/* Finish the trace: write out every engine's buffer and the end of the file, and close it. Any
+ * thread while the runtime runs. Returns 0, MR_ENOTINIT, or MR_EINVAL if no trace is on.
+ * MR_shutdown finishes a trace that is still on. */
+MR_EXTERN int MR_trace_stop(void);
+
+/* Put a marker with this text in the trace (ThreadScope's user markers, a global instant in
+ * Perfetto). Any thread while the runtime runs; does nothing when no trace is on. Returns 0,
+ * MR_ENOTINIT, MR_EINVAL if text is NULL, or MR_ENOMEM. */
+MR_EXTERN int MR_trace_marker(const char *text);
+
 #ifdef __cplusplus
 }
 #endif

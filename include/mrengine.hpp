@@ -88,6 +88,23 @@ inline std::vector<MR_EngineStats> stats() {
   return out;
 }
 
+// Trace a region (MR_trace_start in the constructor, MR_trace_stop in the destructor) to
+// `path`, a GHC eventlog (".eventlog") or Chrome trace-event JSON (".json"). Throws mr::error
+// if the trace cannot start (MR_EBUSY: one is on; MR_EINVAL: bad suffix or cannot create).
+class trace {
+ public:
+  explicit trace(const std::string &path) {
+    int rc = MR_trace_start(path.c_str());
+    if (rc != 0) throw error(rc, std::string("MR_trace_start: ") + MR_strerror(rc) + ": " + path);
+  }
+  ~trace() { (void)MR_trace_stop(); }
+  trace(const trace &) = delete;
+  trace &operator=(const trace &) = delete;
+
+  // A user marker in the trace being written (nothing when none is).
+  static void marker(const std::string &text) noexcept { (void)MR_trace_marker(text.c_str()); }
+};
+
 namespace detail {
 
 template <class F>

@@ -15,6 +15,7 @@
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
 #include "engine/stats.hpp"
+#include "engine/trace.hpp"
 #include "mrengine.h"
 #include "options.hpp"
 
@@ -252,3 +253,30 @@ MR_EXTERN int MR_stats_print(FILE *out) {
 }
 
 }  // extern "C"
+
+MR_EXTERN int MR_trace_start(const char *path) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!path) return MR_EINVAL;
+  std::string err;
+  try {
+    return mr::engine::trace::start(path, &err);
+  } catch (const std::bad_alloc &) {
+    return MR_ENOMEM;
+  }
+}
+
+MR_EXTERN int MR_trace_stop(void) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  return mr::engine::trace::stop();
+}
+
+MR_EXTERN int MR_trace_marker(const char *text) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!text) return MR_EINVAL;
+  try {
+    mr::engine::trace::marker(text);
+  } catch (const std::bad_alloc &) {
+    return MR_ENOMEM;
+  }
+  return 0;
+}

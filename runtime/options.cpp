@@ -24,9 +24,9 @@ constexpr unsigned long long kMaxEngines = 1024;
 constexpr unsigned long long kMaxStackKiB = 1024ull * 1024;  // 1 GiB
 constexpr unsigned long long kMinStackKiB = 16;
 
-// A flag takes a decimal number in [min, max] (NUMBER), one word of `choices` (CHOICE), or no
-// value at all (SWITCH).
-enum class Kind { NUMBER, CHOICE, SWITCH };
+// A flag takes a decimal number in [min, max] (NUMBER), one word of `choices` (CHOICE), a
+// file name with one of the '|'-separated suffixes in `unit` (PATH), or no value at all (SWITCH).
+enum class Kind { NUMBER, CHOICE, PATH, SWITCH };
 
 struct Flag {
   const char *long_name;   // "--spin-rounds"
@@ -35,6 +35,7 @@ struct Flag {
   unsigned long long min, max;  // NUMBER: the range; CHOICE: the number of choices
   const char *unit;        // NUMBER: for messages; CHOICE: the choices, '|'-separated
   void (*set)(engine::Params *, unsigned long long);  // CHOICE: the index of the word
+  void (*set_path)(engine::Params *, const std::string &) = nullptr;  // PATH only
 };
 
 const Flag kFlags[] = {
@@ -67,7 +68,23 @@ const Flag kFlags[] = {
      [](engine::Params *p, unsigned long long v) { p->pinning = static_cast<engine::Pinning>(v); }},
     {"--stats", nullptr, Kind::SWITCH, 0, 0, "",
      [](engine::Params *p, unsigned long long) { p->print_stats = true; }},
+    {"--trace", nullptr, Kind::PATH, 0, 0, ".eventlog|.json", nullptr,
+     [](engine::Params *p, const std::string &v) { p->trace_path = v; }},
 };
+
+// Does `path` have a name before one of the '|'-separated `suffixes`?
+bool has_suffix(const char *suffixes, const std::string &path) {
+  const char *c = suffixes;
+  for (;;) {
+    const char *bar = std::strchr(c, '|');
+    std::size_t len = bar ? static_cast<std::size_t>(bar - c) : std::strlen(c);
+    if (path.size() > len && path.compare(path.size() - len, len, c, len) == 0 &&
+        path[path.size() - len - 1] != '/')
+      return true;
+    if (!bar) return false;
+    c = bar + 1;
+  }
+}
 
 // The index of `value` among the '|'-separated `choices`, or -1.
 int choice_index(const char *choices, const std::string &value) {
@@ -176,6 +193,15 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
         return MR_EOPTION;
       }
       value = words[++i];
+    }
+    if (flag->kind == Kind::PATH) {
+      if (!has_suffix(flag->unit, value)) {
+        *err = std::string(source) + ": bad value " + quote(value) + " for option " + spelled +
+               " (expected a file name ending in " + flag->unit + ")";
+        return MR_EOPTION;
+      }
+      flag->set_path(p, value);
+      continue;
     }
     unsigned long long v = 0;
     if (flag->kind == Kind::CHOICE) {

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "mrengine.hpp"
 #include "testutil.h"
 
@@ -68,6 +70,35 @@ START_TEST(test_stats_and_engine_cpu) {
   } catch (const mr::error &e) {
     ck_assert_int_eq(e.code(), MR_ERANGE);
   }
+}
+END_TEST
+
+// mr::trace: a region's trace is written and closed by the destructor; a second one at the same
+// time throws MR_EBUSY.
+START_TEST(test_trace_region) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  char path[] = "/tmp/mrengine-cxx-XXXXXX.eventlog";
+  int fd = mkstemps(path, 9);
+  ck_assert_int_ge(fd, 0);
+  {
+    mr::trace t(path);
+    mr::trace::marker("fib(18)");
+    ck_assert_int_eq(fib(18), 2584);
+    try {
+      mr::trace again(path);
+      ck_abort_msg("a second mr::trace did not throw");
+    } catch (const mr::error &e) {
+      ck_assert_int_eq(e.code(), MR_EBUSY);
+    }
+  }
+  char end[2] = {0, 0};
+  ck_assert_int_eq(pread(fd, end, 2, lseek(fd, 0, SEEK_END) - 2), 2);
+  ck_assert_int_eq(end[0] & 0xff, 0xff);  // the eventlog's end marker: the file is complete
+  ck_assert_int_eq(end[1] & 0xff, 0xff);
+  close(fd);
+  unlink(path);
+  ck_assert_int_eq(MR_trace_stop(), MR_EINVAL);  // the destructor stopped it
 }
 END_TEST
 
@@ -305,6 +336,7 @@ int main(void) {
   tcase_add_test(tc, test_parallel_invoke_fib);
   tcase_add_test(tc, test_parallel_invoke_many_branches);
   tcase_add_test(tc, test_stats_and_engine_cpu);
+  tcase_add_test(tc, test_trace_region);
   tcase_add_test(tc, test_future_pipeline);
   tcase_add_test(tc, test_future_signal_twice_throws);
   tcase_add_test(tc, test_spawn_carries_exceptions);

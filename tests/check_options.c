@@ -1,7 +1,10 @@
 /* check_options.c: options from MR_Config and MRENGINE_OPTIONS; errors name the flag and value. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mrengine.h"
 #include "testutil.h"
@@ -34,6 +37,20 @@ START_TEST(test_good_options_apply) {
   ck_assert_int_eq(init_with_env("  --engines=1\t"), 0);
   ck_assert_int_eq(MR_num_engines(), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
+  /* --trace writes its file (tests/check_trace checks what is in it). */
+  char path[] = "/tmp/mrengine-options-XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  ck_assert_int_ge(fd, 0);
+  char env[96];
+  snprintf(env, sizeof env, "-P2 --trace %s", path);
+  ck_assert_int_eq(init_with_env(env), 0);
+  ck_assert_int_eq(MR_trace_start("/tmp/x.json"), MR_EBUSY);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  struct stat st;
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  ck_assert_int_gt(st.st_size, 100);
+  close(fd);
+  unlink(path);
 }
 END_TEST
 
@@ -62,6 +79,10 @@ static const struct {
     {"--lazy-engines=1", {"--lazy-engines", "takes no value", "'1'"}},
     {"--granularity-factor 1000001", {"--granularity-factor", "'1000001'"}},
     {"--lc-contexts-per-engine 0", {"--lc-contexts-per-engine", "'0'"}},
+    {"--trace=run.txt", {"--trace", "'run.txt'", ".eventlog|.json"}},
+    {"--trace .json", {"--trace", "'.json'"}},
+    {"--trace=dir/.eventlog", {"--trace", "'dir/.eventlog'"}},
+    {"--trace", {"'--trace'", "needs a value"}},
 };
 
 START_TEST(test_bad_option_fails_with_message) {
