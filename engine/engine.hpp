@@ -32,6 +32,7 @@
 #include "sleep.hpp"
 #include "counters.hpp"
 #include "task.hpp"
+#include "timer.hpp"
 #include "topology.hpp"
 #include "wsdeque.hpp"
 
@@ -83,6 +84,10 @@ struct Engine {
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
   std::atomic<std::uint64_t> sleep_stamp{0};
   alignas(64) RunQueue bound;    // contexts bound to this engine
+  // Timers armed on this engine (timer.hpp), and the deadline of its current timed wait (kNever
+  // while it is not in one): relaxed, ordered by the fences of T1 (doc/design.md, "Timers").
+  alignas(64) TimerHeap timers{id};
+  std::atomic<std::uint64_t> wait_deadline{kNever};
 };
 
 // The runtime of one MR_init: made by start(), freed by the shutdowns or by a start that fails

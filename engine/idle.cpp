@@ -10,14 +10,15 @@
 
 #include "idle.hpp"
 
-#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <time.h>
+
+#include <algorithm>
 
 #include "cache.hpp"
 #include "fatal.hpp"
 #include "switch.hpp"
+#include "timer_duty.hpp"
 #include "wake.hpp"
 
 namespace mr::engine {
@@ -278,31 +279,28 @@ bool leave_sleeping(Engine *e) {
   return still;
 }
 
-// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way).
-// Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when a polling wait timed out.
+// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way), no
+// longer than the deadlines e answers for (timer_duty.hpp) and, in the polling build,
+// --poll-interval-us: one timed-wait path for both. Returns LOOK when NOTIFIED,
+// LOOK_FROM_WORKING when the wait timed out and e left SLEEPING itself.
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
   bump(e->stats.sleeps);
+  std::uint64_t until = timers_wait_deadline(e);
 #ifdef MR_WORKSTEAL_POLLING
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) +
-                     static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u;
-  deadline.tv_sec += static_cast<time_t>(ns / 1000000000u);
-  deadline.tv_nsec = static_cast<long>(ns % 1000000000u);
-  for (;;) {
-    if (sem_clockwait(&s.sem, CLOCK_MONOTONIC, &deadline) == 0) return Next::LOOK;
-    if (errno == EINTR) continue;
-    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
-    // Timed out: leave SLEEPING ourselves, unless a notifier got there first.
+  until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
+#endif
+  if (!sem_wait_until(&s.sem, until)) {
+    // Timed out: leave SLEEPING ourselves, unless a notifier got there first (its post is on
+    // its way).
     if (leave_sleeping(e)) {
+      timers_woken(e);
       e->woken_for_work = true;
       return Next::LOOK_FROM_WORKING;
     }
-    break;  // NOTIFIED: its post is on its way
+    sem_wait_posted(&s.sem);
   }
-#endif
-  sem_wait_posted(&s.sem);
+  timers_woken(e);
   return Next::LOOK;
 }
 
@@ -370,6 +368,7 @@ Context *find_work(Engine *e) {
         leaving = true;
         break;
       }
+      timers_idle(e);
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);
         return c;
@@ -412,6 +411,7 @@ void scheduler(Engine *e) {
     } else {
       c = find_work(e);
       if (!c) return;
+      timers_working(e);
     }
     run_context(e, c);
   }

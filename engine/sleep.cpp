@@ -4,6 +4,7 @@
 #include "sleep.hpp"
 
 #include <errno.h>
+#include <time.h>
 
 #include "fatal.hpp"
 
@@ -136,6 +137,22 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
 
 void sem_wait_posted(sem_t *s) {
   while (sem_wait(s) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
+}
+
+bool sem_wait_until(sem_t *s, std::uint64_t deadline_ns) {
+  if (deadline_ns == UINT64_MAX) {
+    sem_wait_posted(s);
+    return true;
+  }
+  struct timespec ts;
+  ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000u);
+  ts.tv_nsec = static_cast<long>(deadline_ns % 1000000000u);
+  for (;;) {
+    if (sem_clockwait(s, CLOCK_MONOTONIC, &ts) == 0) return true;
+    if (errno == EINTR) continue;
+    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
+    return false;
+  }
 }
 
 }  // namespace mr::engine

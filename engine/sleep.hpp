@@ -173,6 +173,10 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
 // Wait until s is posted, retrying when a signal interrupts the wait. Any thread.
 void sem_wait_posted(sem_t *s);
 
+// Wait until s is posted (true) or CLOCK_MONOTONIC reaches `deadline_ns` (false); UINT64_MAX
+// waits for the post. Retries when a signal interrupts the wait. Any thread.
+bool sem_wait_until(sem_t *s, std::uint64_t deadline_ns);
+
 }  // namespace mr::engine
 
 #endif

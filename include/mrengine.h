@@ -49,13 +49,16 @@ extern "C" {
   XX(ENOTINIT, -6, "the runtime is not initialised")                                           \
   XX(ENOTENGINE, -7, "the calling thread or context may not do this")                          \
   XX(ERANGE, -8, "engine number out of range")                                               \
-  XX(ESHUTDOWN, -9, "the runtime is shutting down")
+  XX(ESHUTDOWN, -9, "the runtime is shutting down")                                           \
+  XX(EFIRED, -10, "the timer has already fired (or is firing)")                                \
+  XX(ECANCELLED, -11, "the timer was already cancelled")                                       \
+  XX(EOVERFLOW, -12, "the duration overflows the clock")
 
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -10
+  MR_ERRNO_END_ = -13
 } MR_Errno;
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
@@ -236,6 +239,73 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f);
 /* Nonzero if *f is signalled (MR_future_wait would not wait). Any thread. */
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f);
 
+/* ---- Time: sleeps, timers, tickers ------------------------------------------------------------ */
+
+/* Times are nanoseconds of CLOCK_MONOTONIC (MR_now); durations are nanoseconds. Timers run on the
+ * engines, with no timer thread: each engine keeps the timers armed on it and its idle loop fires
+ * them; a sleeping engine waits no longer than its earliest deadline. A deadline that has passed
+ * fires at once. Pending timers are dropped (never fire) when the runtime shuts down. */
+
+/* CLOCK_MONOTONIC now, in nanoseconds. Any thread. */
+MR_EXTERN uint64_t MR_now(void);
+
+/* Suspend the calling context until MR_now() >= deadline; its engine runs other work meanwhile. A
+ * bound context resumes on its engine. On a thread that is not an engine (or with the runtime
+ * not running) the thread sleeps. Returns 0 (at once for a deadline that has passed); MR_ENOMEM
+ * (the timer could not be stored: no wait). Any thread. */
+MR_EXTERN int MR_sleep_until(uint64_t deadline);
+
+/* MR_sleep_until(MR_now() + ns). Returns 0, MR_ENOMEM, or MR_EOVERFLOW (ns too large for the
+ * clock; no wait). Any thread. */
+MR_EXTERN int MR_sleep_for(uint64_t ns);
+
+/* A one-shot timer. Storage is the caller's and must stay alive while the timer is pending; a
+ * zeroed MR_Timer (or MR_TIMER_INIT) has never been started. Once a timer has fired or been
+ * cancelled (MR_timer_cancel says which) the runtime no longer touches it: it may be freed or
+ * started again. */
+typedef struct MR_Timer {
+  uintptr_t mr_private[8];
+} MR_Timer;
+
+#define MR_TIMER_INIT            \
+  {                              \
+    { 0, 0, 0, 0, 0, 0, 0, 0 }   \
+  }
+
+/* At deadline, run fn(env) as a new unbound context (as MR_spawn does; MR_shutdown waits for it
+ * once it has started). Returns 0; MR_ENOTINIT; MR_EINVAL (t or fn NULL, or t pending);
+ * MR_ENOMEM; MR_ESHUTDOWN. Any thread while the runtime runs. */
+MR_EXTERN int MR_timer_start(MR_Timer *t, uint64_t deadline, MR_TaskFn fn, void *env);
+
+/* Stop *t before it fires. Returns 0 (cancelled: its function will never run); MR_EFIRED (it has
+ * fired or is firing: its function runs or has run, unless the runtime shuts down first); MR_ECANCELLED (cancelled before); MR_EINVAL
+ * (t NULL or never started); MR_ESHUTDOWN (the runtime stopped while it was pending: it was
+ * dropped). In every case the runtime no longer uses *t. Any thread, once MR_timer_start (or
+ * MR_future_signal_at) on t has returned. */
+MR_EXTERN int MR_timer_cancel(MR_Timer *t);
+
+/* Signal *f with value at deadline (MR_future_signal), using *t as the timer: MR_timer_cancel(t)
+ * stops it. Returns 0; MR_ENOTINIT; MR_EINVAL (f or t NULL, or t pending); MR_ENOMEM. Any thread
+ * while the runtime runs. */
+MR_EXTERN int MR_future_signal_at(MR_Future *f, uintptr_t value, uint64_t deadline, MR_Timer *t);
+
+/* A periodic ticker: ticks at start + k * period (k = 1, 2, ...). Storage is the caller's; it
+ * holds no runtime resource (nothing to stop). One waiter at a time. */
+typedef struct MR_Ticker {
+  uint64_t mr_private[3];
+} MR_Ticker;
+
+/* Start *tk now with the given period (ns). Returns 0; MR_EINVAL (tk NULL or period 0). Any
+ * thread. */
+MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period);
+
+/* Wait for the next tick (MR_sleep_until: a context suspends) and store in *ticks how many
+ * periods have elapsed since the previous wait returned (or since the start): 1 when the waiter
+ * keeps up, more when ticks were missed (they are counted, not queued; a wait that finds ticks
+ * missed returns at once). Returns 0; MR_EINVAL (tk or ticks NULL, tk not started); MR_ENOMEM.
+ * Any thread. */
+MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
+
 /* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */
 
 /* A parallel loop whose iterations run in at most `contexts` worker contexts at once (Mercury's
@@ -346,7 +416,9 @@ enum {
   XX(contexts_resumed, "resume")     /* suspended contexts resumed on this engine */           \
   XX(sparks_injected, "inject")      /* sparks from threads that are not engines, run here */  \
   XX(blocking_offloaded, "offload")  /* blocking regions begun here that moved to a backup */  \
-  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */
+  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */  \
+  XX(timers_fired, "timers")         /* timers due on this engine that it fired */             \
+  XX(timers_taken, "taken")          /* overdue timers of another engine it fired (busy owner) */
 
 /* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
  * exact figures. More fields may be added at the end (of MR_ENGINE_STATS_MAP). */
