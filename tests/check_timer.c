@@ -289,6 +289,7 @@ static void set_flag(void *arg) {
   atomic_store(&taken_flag, 1);
 }
 static atomic_int busy_saw_flag;
+static MR_Future busy_done;
 static void busy(void *arg) {
   MR_Timer *t = arg;
   ck_assert_int_eq(MR_timer_start(t, MR_now() + 5 * MS, set_flag, NULL), 0);
@@ -297,21 +298,24 @@ static void busy(void *arg) {
   while (!atomic_load(&taken_flag) && MR_now() < stop) {
   }
   atomic_store(&busy_saw_flag, atomic_load(&taken_flag));
+  MR_future_signal(&busy_done, 1);
 }
 
 START_TEST(test_busy_engine_takeover) {
   MR_Timer t = MR_TIMER_INIT;
   MR_SpawnOptions o;
   mr_test_start(2, NULL);
+  MR_future_init(&busy_done);
   for (int rep = 0; rep < 5; rep++) {
     atomic_store(&taken_flag, 0);
     atomic_store(&busy_saw_flag, 0);
     MR_spawn_options_default(&o);
     o.engine = 1;
     ck_assert_int_eq(MR_spawn(busy, &t, &o), 0);
-    /* The primordial waits, suspended, so engine 0 is idle (asleep) while engine 1 spins. */
-    uint64_t stop = MR_now() + 2 * LOST;
-    while (!atomic_load(&busy_saw_flag) && MR_now() < stop) MR_sleep_for(10 * MS);
+    /* The primordial waits on a future (no deadline of its own), so engine 0 sleeps while
+     * engine 1 spins: only the arm's cover (T1) wakes it in time. */
+    ck_assert_uint_eq(MR_future_wait(&busy_done), 1);
+    MR_future_init(&busy_done);
     ck_assert_int_eq(atomic_load(&busy_saw_flag), 1);
   }
   MR_EngineStats st;
