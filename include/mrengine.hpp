@@ -268,8 +268,8 @@ inline void sleep_until(std::chrono::steady_clock::time_point tp) {
   if (rc != 0) throw error(rc, MR_strerror(rc));
 }
 
-// The same for a duration; a duration <= 0 returns at once. Throws mr::error (MR_ENOMEM,
-// MR_EOVERFLOW).
+// The same for a duration; a duration <= 0 returns at once. Throws mr::error (MR_ENOMEM; a
+// chrono duration is too short to overflow the clock).
 template <class Rep, class Period>
 void sleep_for(std::chrono::duration<Rep, Period> d) {
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
