@@ -279,10 +279,10 @@ bool leave_sleeping(Engine *e) {
   return still;
 }
 
-// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way), no
-// longer than the deadlines e answers for (timer_duty.hpp) and, in the polling build,
-// --poll-interval-us: one timed-wait path for both. Returns LOOK when NOTIFIED,
-// LOOK_FROM_WORKING when the wait timed out and e left SLEEPING itself.
+// Park engine e (SLEEPING, or already NOTIFIED with an unpark on its way) no longer than the
+// deadlines it answers for (timer_duty.hpp) and, in the polling build, --poll-interval-us: one
+// timed-wait path for both. Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when the park returned
+// without a notification (a time-out, or a hook's early return) and e left SLEEPING itself.
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
   bump(e->stats.sleeps);
@@ -290,17 +290,22 @@ Next wait_for_wake(Engine *e) {
 #ifdef MR_WORKSTEAL_POLLING
   until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
 #endif
-  if (!sem_wait_until(&s.sem, until)) {
-    // Timed out: leave SLEEPING ourselves, unless a notifier got there first (its post is on
-    // its way).
-    if (leave_sleeping(e)) {
-      timers_woken(e);
-      e->woken_for_work = true;
-      return Next::LOOK_FROM_WORKING;
-    }
-    sem_wait_posted(&s.sem);
-  }
+  Parked how = Parked::EARLY;
+  // acquire: pairs with a notifier's release store of NOTIFIED. A notifier that comes after this
+  // load unparks after it too, so the park returns (the park contract).
+  if (s.state.load(std::memory_order_acquire) == State::SLEEPING)
+    how = park_engine(s.park, &s.sem, e->id, until);
   timers_woken(e);
+  // Not woken by a post we consumed: leave SLEEPING ourselves, as on a polling time-out, unless
+  // a notifier got there first.
+  if (how == Parked::EARLY && leave_sleeping(e)) {
+    e->woken_for_work = true;
+    return Next::LOOK_FROM_WORKING;
+  }
+  // NOTIFIED. The semaphore counts: take the notifier's post now (it may still be on its way),
+  // so that it does not end a later sleep. A hook's unpark may end one later park early, which
+  // that park's caller handles as above.
+  if (how == Parked::EARLY && !s.park.hooked()) sem_wait_posted(&s.sem);
   return Next::LOOK;
 }
 

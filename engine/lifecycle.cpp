@@ -201,6 +201,8 @@ int start(const Params &p, std::string *err) {
       return MR_ENOMEM;
     }
     g_rt->engines[i]->spin_budget = full_spin_rounds();
+    g_rt->engines[i]->sleep.park = p.park;
+    g_rt->engines[i]->sleep.id = i;
   }
   Engine *e0 = g_rt->engines[0];
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's

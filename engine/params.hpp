@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "park.hpp"
+
 namespace mr::engine {
 
 // --thread-pinning: the order is the order of the option's choices.
@@ -23,6 +25,7 @@ struct Params {
   bool lazy_engines = false;  // start engines 1..N-1 only when work first needs them
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
+  Park park;                 // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
 };
 
 }  // namespace mr::engine

@@ -4,7 +4,6 @@
 #include "sleep.hpp"
 
 #include <errno.h>
-#include <time.h>
 
 #include "fatal.hpp"
 
@@ -97,7 +96,7 @@ Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data) {
   // store-release: pairs with the engine's acquire load that sees NOTIFIED; publishes action/data.
   s.state.store(State::NOTIFIED, std::memory_order_release);
   pthread_mutex_unlock(&s.wake_lock);
-  sem_post(&s.sem);
+  unpark_engine(s.park, &s.sem, s.id);
   return Sent::DELIVERED;
 }
 
@@ -137,22 +136,6 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
 
 void sem_wait_posted(sem_t *s) {
   while (sem_wait(s) != 0) MR_CHECK(errno == EINTR, "sem_wait failed");
-}
-
-bool sem_wait_until(sem_t *s, std::uint64_t deadline_ns) {
-  if (deadline_ns == UINT64_MAX) {
-    sem_wait_posted(s);
-    return true;
-  }
-  struct timespec ts;
-  ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000u);
-  ts.tv_nsec = static_cast<long>(deadline_ns % 1000000000u);
-  for (;;) {
-    if (sem_clockwait(s, CLOCK_MONOTONIC, &ts) == 0) return true;
-    if (errno == EINTR) continue;
-    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
-    return false;
-  }
 }
 
 }  // namespace mr::engine

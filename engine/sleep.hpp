@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "mrengine.h"
+#include "park.hpp"
 
 namespace mr::engine {
 
@@ -147,7 +148,9 @@ struct SleepSync {
   // load that saw NOTIFIED.
   Action action{Action::CONTEXT_ADVICE};
   void *data{nullptr};
-  sem_t sem;
+  sem_t sem;                 // the default park (park.hpp)
+  Park park;                 // the embedder's park hook, or none; set at start, then read-only
+  int id{-1};                // the engine's number, for the hook; set at start
   pthread_mutex_t wake_lock;
 
   SleepSync();
@@ -160,7 +163,7 @@ struct SleepSync {
 enum class Sent { DELIVERED, DROPPED, REFUSED, LATCHED, RETRY };
 
 // Wake a SLEEPING engine: under its wake lock, if it is still SLEEPING, write the action, remove
-// its sleeping unit from `census`, store NOTIFIED (release), unlock and post its semaphore.
+// its sleeping unit from `census`, store NOTIFIED (release), unlock and unpark it (park.hpp).
 // Returns DELIVERED, or RETRY if it was not sleeping (nothing changed). Any thread.
 Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data);
 
@@ -173,9 +176,7 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
 // Wait until s is posted, retrying when a signal interrupts the wait. Any thread.
 void sem_wait_posted(sem_t *s);
 
-// Wait until s is posted (true) or CLOCK_MONOTONIC reaches `deadline_ns` (false); UINT64_MAX
-// waits for the post. Retries when a signal interrupts the wait. Any thread.
-bool sem_wait_until(sem_t *s, std::uint64_t deadline_ns);
+
 
 }  // namespace mr::engine
 

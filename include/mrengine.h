@@ -72,6 +72,21 @@ MR_EXTERN const char *MR_err_name(int err);
  * added at the end at any time, and `size` tells the library which ones the caller knows.
  * Options in the environment variable MRENGINE_OPTIONS are applied after these fields and
  * override them (doc/options.md). */
+/* The park hook (MR_Config.park, .unpark, .park_ctx): how an engine with nothing to do sleeps,
+ * and how it is woken, instead of the engine's own semaphore. The library calls
+ *   park(ctx, engine, deadline)  on engine `engine`'s thread: wait until unpark(ctx, engine) is
+ *                                called, or CLOCK_MONOTONIC (MR_now) reaches deadline
+ *                                (UINT64_MAX: no deadline). It must return if unpark was called
+ *                                before or during it, since it last returned; it may return
+ *                                early for any reason (the engine then looks for work again).
+ *                                Returns 0, or a negative MR_E* code, which stops the process
+ *                                with a message naming the engine.
+ *   unpark(ctx, engine)          from any thread, at any time while the runtime runs.
+ * Both set, or both NULL (the semaphore). doc/design.md, "The park hook", says why any park that
+ * keeps this contract loses no wake-up. */
+typedef int (*MR_ParkFn)(void *ctx, int engine, uint64_t deadline);
+typedef void (*MR_UnparkFn)(void *ctx, int engine);
+
 typedef struct MR_Config {
   size_t size;               /* sizeof(MR_Config), set by MR_config_default */
   unsigned flags;            /* MR_CONFIG_* bits */
@@ -81,6 +96,9 @@ typedef struct MR_Config {
   size_t small_stack_size;   /* bytes of a spark context stack */
   unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us) */
   const char *options;       /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
+  MR_ParkFn park;            /* the park hook (above), or NULL for the engines' semaphores */
+  MR_UnparkFn unpark;        /* set together with park */
+  void *park_ctx;            /* passed to both */
 } MR_Config;
 
 /* Don't read MRENGINE_OPTIONS. */
