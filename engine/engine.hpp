@@ -41,6 +41,7 @@ namespace mr::engine {
 inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itself, per stack size
 
 struct Backup;
+struct IoEngine;
 
 struct Engine {
   explicit Engine(int i) : id(i) {}
@@ -122,6 +123,7 @@ struct Runtime {
   std::mutex backup_lock;        // protects the two fields below
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups; // every backup thread created, to join at stop
+  IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
 };
 
 // The globals below are the library's own: hidden, so that code in the library reaches them

@@ -17,6 +17,7 @@
 
 #include "cache.hpp"
 #include "fatal.hpp"
+#include "io_wait.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
@@ -373,6 +374,7 @@ Context *find_work(Engine *e) {
         leaving = true;
         break;
       }
+      io_idle(e);  // before the timers: a descriptor ready at its wait's time-out counts as ready
       timers_idle(e);
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);

@@ -16,6 +16,7 @@
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "idle.hpp"
+#include "io_wait.hpp"
 #include "join.hpp"
 #include "stats.hpp"
 
@@ -54,6 +55,7 @@ void *engine_main(void *arg) {
 // partly built runtime, with no engine thread running.
 void destroy_runtime() {
   destroy_cached_contexts();
+  io_stop(g_rt);
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
   delete[] g_rt->engines;
   topo::release(&g_rt->place);
@@ -203,6 +205,13 @@ int start(const Params &p, std::string *err) {
     g_rt->engines[i]->spin_budget = full_spin_rounds();
     g_rt->engines[i]->sleep.park = p.park;
     g_rt->engines[i]->sleep.id = i;
+  }
+  if (p.fd_waits) {
+    if (int rc = io_start(g_rt); rc != 0) {
+      destroy_runtime();
+      if (err) *err = "cannot create the engines' epoll instances (MR_CONFIG_FD_WAITS)";
+      return rc;
+    }
   }
   Engine *e0 = g_rt->engines[0];
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's

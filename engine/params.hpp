@@ -26,6 +26,7 @@ struct Params {
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
   Park park;                 // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
+  bool fd_waits = false;     // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
 };
 
 }  // namespace mr::engine

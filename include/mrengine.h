@@ -52,13 +52,17 @@ extern "C" {
   XX(ESHUTDOWN, -9, "the runtime is shutting down")                                           \
   XX(EFIRED, -10, "the timer has already fired (or is firing)")                                \
   XX(ECANCELLED, -11, "the timer was already cancelled")                                       \
-  XX(EOVERFLOW, -12, "the duration overflows the clock")
+  XX(EOVERFLOW, -12, "the duration overflows the clock")                                       \
+  XX(EBADF, -13, "bad file descriptor")                                                        \
+  XX(ENOTPOLL, -14, "the file descriptor cannot be waited on (a regular file or a directory)") \
+  XX(EINUSE, -15, "another context of this engine already waits on this file descriptor")      \
+  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")
 
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -13
+  MR_ERRNO_END_ = -17
 } MR_Errno;
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
@@ -105,6 +109,8 @@ typedef struct MR_Config {
 #define MR_CONFIG_IGNORE_ENV 0x1u
 /* Don't print option errors on stderr (MR_init_error_message still has them). */
 #define MR_CONFIG_QUIET 0x2u
+/* Engines sleep in epoll_wait, so that MR_wait_fd suspends contexts (not with a park hook). */
+#define MR_CONFIG_FD_WAITS 0x4u
 
 /* Fill *cfg with the defaults. Any thread. */
 MR_EXTERN void MR_config_default(MR_Config *cfg);
@@ -323,6 +329,25 @@ MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period);
  * missed returns at once). Returns 0; MR_EINVAL (tk or ticks NULL, tk not started); MR_ENOMEM.
  * Any thread. */
 MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
+
+/* ---- Waiting on file descriptors -------------------------------------------------------------- */
+
+/* What MR_wait_fd waits for and returns (bits). */
+#define MR_FD_READ 0x1   /* readable (or a peer closed: a read returns 0) */
+#define MR_FD_WRITE 0x2  /* writable */
+#define MR_FD_ERROR 0x4  /* an error or a hang-up is pending on the descriptor (returned only) */
+
+/* Suspend the calling context until fd is ready for `events` (MR_FD_READ and/or MR_FD_WRITE) or
+ * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
+ * runs other work and, with nothing to do, sleeps in epoll_wait. The context resumes on the same
+ * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
+ * running) the thread waits in poll(2). Returns the ready bits (> 0); 0 at the time-out;
+ * MR_EINVAL (events not READ/WRITE); MR_EBADF (fd not open); MR_ENOTPOLL (a regular file or
+ * directory); MR_EINUSE (another context of this engine waits on fd: wait from another engine,
+ * or on a dup of fd); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A descriptor closed while
+ * a context waits on it never becomes ready: the wait ends at its time-out. Contexts that wait
+ * keep MR_shutdown waiting (give them time-outs); MR_shutdown_now drops them. Any thread. */
+MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 
 /* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */
 

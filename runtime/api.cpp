@@ -11,6 +11,7 @@
 #include "engine/engine.hpp"
 #include "engine/fatal.hpp"
 #include "engine/future.hpp"
+#include "engine/io_wait.hpp"
 #include "engine/join.hpp"
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
@@ -208,6 +209,11 @@ MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period) {
 MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks) {
   if (!tk || !ticks || reinterpret_cast<mr::engine::Ticker *>(tk)->period == 0) return MR_EINVAL;
   return mr::engine::ticker_wait(reinterpret_cast<mr::engine::Ticker *>(tk), ticks);
+}
+
+MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns) {
+  // Not running: this_engine() is nullptr and the thread polls.
+  return mr::engine::wait_fd(fd, events, timeout_ns);
 }
 
 MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out) {

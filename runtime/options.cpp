@@ -239,6 +239,11 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
     return MR_EINVAL;
   }
   p->park = engine::Park{c.park, c.unpark, c.park_ctx};
+  p->fd_waits = (c.flags & MR_CONFIG_FD_WAITS) != 0;
+  if (p->fd_waits && c.park) {
+    *err = "MR_CONFIG_FD_WAITS needs the engines' own park: leave MR_Config.park unset";
+    return MR_EINVAL;
+  }
   if (c.options) {
     int rc = parse_options(c.options, "MR_Config.options", p, err);
     if (rc) return rc;
