@@ -301,9 +301,12 @@ class timer {
   // True if this call stopped the timer (f will never run); false if it had fired (f runs or
   // ran) or was cancelled before.
   bool cancel() noexcept {
-    if (MR_timer_cancel(&t_) != 0) return false;
-    delete job_;  // never run, so never deleted by run()
-    return true;
+    int rc = MR_timer_cancel(&t_);
+    if (rc == 0 || rc == MR_ESHUTDOWN) {
+      delete job_;  // never run (cancelled, or dropped at shutdown), so never deleted by run()
+      job_ = nullptr;
+    }
+    return rc == 0;
   }
 
  private:
