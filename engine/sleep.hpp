@@ -12,8 +12,9 @@
 //     STEALING->SLEEPING (after which it must wait on its semaphore); the latter under its own
 //     wake lock, together with its census update, so no waker sees an uncounted sleeper;
 //   - the engine itself, holding its own wake lock: SLEEPING->WORKING (it found work after
-//     announcing sleep, or its polling wait timed out);
-//   - a notifier, holding the target's wake lock and then posting its semaphore:
+//     announcing sleep, or its park returned without a notification: a time-out or an early
+//     return, park.hpp);
+//   - a notifier, holding the target's wake lock and then unparking it (park.hpp):
 //     SLEEPING->NOTIFIED;
 //   - a notifier, holding the target's wake lock, by CAS through the transient BUSY: IDLE->BUSY,
 //     STEALING->BUSY, then a release store BUSY->NOTIFIED. BUSY is never seen without the lock
