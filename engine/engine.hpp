@@ -32,6 +32,7 @@
 #include "sleep.hpp"
 #include "counters.hpp"
 #include "task.hpp"
+#include "timer.hpp"
 #include "topology.hpp"
 #include "wsdeque.hpp"
 
@@ -40,6 +41,7 @@ namespace mr::engine {
 inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itself, per stack size
 
 struct Backup;
+struct IoEngine;
 
 struct Engine {
   explicit Engine(int i) : id(i) {}
@@ -84,6 +86,10 @@ struct Engine {
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
   std::atomic<std::uint64_t> sleep_stamp{0};
   alignas(64) RunQueue bound;    // contexts bound to this engine
+  // Timers armed on this engine (timer.hpp), and the deadline of its current timed wait (kNever
+  // while it is not in one): relaxed, ordered by the fences of TM1 (doc/design.md, "Timers").
+  alignas(64) TimerHeap timers{id};
+  std::atomic<std::uint64_t> wait_deadline{kNever};
   // The hand-off slot: the context that a context running here made runnable last (a future
   // signal, a join's last arrival), which this engine runs next, at the running context's next
   // suspension, without its scheduler (Go's runnext). A Context *, with kRunnextBound set if
@@ -128,6 +134,7 @@ struct Runtime {
   std::mutex backup_lock;        // protects the two fields below
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups; // every backup thread created, to join at stop
+  IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
 };
 
 // The globals below are the library's own: hidden, so that code in the library reaches them

@@ -10,14 +10,16 @@
 
 #include "idle.hpp"
 
-#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <time.h>
+
+#include <algorithm>
 
 #include "cache.hpp"
 #include "fatal.hpp"
+#include "io_wait.hpp"
 #include "switch.hpp"
+#include "timer_duty.hpp"
 #include "wake.hpp"
 
 namespace mr::engine {
@@ -302,31 +304,33 @@ bool leave_sleeping(Engine *e) {
   return still;
 }
 
-// Wait on the semaphore (engine e is SLEEPING or already NOTIFIED with a post on its way).
-// Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when a polling wait timed out.
+// Park engine e (SLEEPING, or already NOTIFIED with an unpark on its way) no longer than the
+// deadlines it answers for (timer_duty.hpp) and, in the polling build, --poll-interval-us: one
+// timed-wait path for both. Returns LOOK when NOTIFIED, LOOK_FROM_WORKING when the park returned
+// without a notification (a time-out, or a hook's early return) and e left SLEEPING itself.
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
   bump(e->stats.sleeps);
+  std::uint64_t until = timers_wait_deadline(e);
 #ifdef MR_WORKSTEAL_POLLING
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) +
-                     static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u;
-  deadline.tv_sec += static_cast<time_t>(ns / 1000000000u);
-  deadline.tv_nsec = static_cast<long>(ns % 1000000000u);
-  for (;;) {
-    if (sem_clockwait(&s.sem, CLOCK_MONOTONIC, &deadline) == 0) return Next::LOOK;
-    if (errno == EINTR) continue;
-    MR_CHECK(errno == ETIMEDOUT, "sem_clockwait failed");
-    // Timed out: leave SLEEPING ourselves, unless a notifier got there first.
-    if (leave_sleeping(e)) {
-      e->woken_for_work = true;
-      return Next::LOOK_FROM_WORKING;
-    }
-    break;  // NOTIFIED: its post is on its way
-  }
+  until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
 #endif
-  sem_wait_posted(&s.sem);
+  Parked how = Parked::EARLY;
+  // acquire: pairs with a notifier's release store of NOTIFIED. A notifier that comes after this
+  // load unparks after it too, so the park returns (the park contract).
+  if (s.state.load(std::memory_order_acquire) == State::SLEEPING)
+    how = park_engine(s.park, &s.sem, e->id, until);
+  timers_woken(e);
+  // Not woken by a post we consumed: leave SLEEPING ourselves, as on a polling time-out, unless
+  // a notifier got there first.
+  if (how == Parked::EARLY && leave_sleeping(e)) {
+    e->woken_for_work = true;
+    return Next::LOOK_FROM_WORKING;
+  }
+  // NOTIFIED. The semaphore counts: take the notifier's post now (it may still be on its way),
+  // so that it does not end a later sleep. A hook's unpark may end one later park early, which
+  // that park's caller handles as above.
+  if (how == Parked::EARLY && !s.park.hooked()) sem_wait_posted(&s.sem);
   return Next::LOOK;
 }
 
@@ -394,6 +398,8 @@ Context *find_work(Engine *e) {
         leaving = true;
         break;
       }
+      io_idle(e);  // before the timers: a descriptor ready at its wait's time-out counts as ready
+      timers_idle(e);
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);
         return c;
@@ -436,6 +442,7 @@ void scheduler(Engine *e) {
     } else {
       c = find_work(e);
       if (!c) return;
+      timers_working(e);
     }
     run_context(e, c);
   }

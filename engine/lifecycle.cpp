@@ -16,6 +16,7 @@
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "idle.hpp"
+#include "io_wait.hpp"
 #include "join.hpp"
 #include "stats.hpp"
 #include "trace.hpp"
@@ -56,6 +57,7 @@ void *engine_main(void *arg) {
 void destroy_runtime() {
   trace::close_at_exit();
   destroy_cached_contexts();
+  io_stop(g_rt);
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
   delete[] g_rt->engines;
   topo::release(&g_rt->place);
@@ -204,6 +206,15 @@ int start(const Params &p, std::string *err) {
       return MR_ENOMEM;
     }
     g_rt->engines[i]->spin_budget = full_spin_rounds();
+    g_rt->engines[i]->sleep.park = p.park;
+    g_rt->engines[i]->sleep.id = i;
+  }
+  if (p.fd_waits) {
+    if (int rc = io_start(g_rt); rc != 0) {
+      destroy_runtime();
+      if (err) *err = "cannot create the engines' epoll instances (MR_CONFIG_FD_WAITS)";
+      return rc;
+    }
   }
   if (int rc = trace::open_at_init(g_rt->n, p.trace_path, err)) {
     destroy_runtime();

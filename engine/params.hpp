@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "park.hpp"
+
 namespace mr::engine {
 
 // --thread-pinning: the order is the order of the option's choices.
@@ -25,6 +27,8 @@ struct Params {
   bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
   bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
   std::string trace_path;    // --trace: the trace file (.eventlog or .json), or empty
+  Park park;                 // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
+  bool fd_waits = false;     // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
 };
 
 }  // namespace mr::engine

@@ -96,7 +96,7 @@ Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data) {
   // store-release: pairs with the engine's acquire load that sees NOTIFIED; publishes action/data.
   s.state.store(State::NOTIFIED, std::memory_order_release);
   pthread_mutex_unlock(&s.wake_lock);
-  sem_post(&s.sem);
+  unpark_engine(s.park, &s.sem, s.id);
   return Sent::DELIVERED;
 }
 

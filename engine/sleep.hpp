@@ -12,8 +12,9 @@
 //     STEALING->SLEEPING (after which it must wait on its semaphore); the latter under its own
 //     wake lock, together with its census update, so no waker sees an uncounted sleeper;
 //   - the engine itself, holding its own wake lock: SLEEPING->WORKING (it found work after
-//     announcing sleep, or its polling wait timed out);
-//   - a notifier, holding the target's wake lock and then posting its semaphore:
+//     announcing sleep, or its park returned without a notification: a time-out or an early
+//     return, park.hpp);
+//   - a notifier, holding the target's wake lock and then unparking it (park.hpp):
 //     SLEEPING->NOTIFIED;
 //   - a notifier, holding the target's wake lock, by CAS through the transient BUSY: IDLE->BUSY,
 //     STEALING->BUSY, then a release store BUSY->NOTIFIED. BUSY is never seen without the lock
@@ -31,6 +32,7 @@
 #include <cstdint>
 
 #include "mrengine.h"
+#include "park.hpp"
 
 namespace mr::engine {
 
@@ -151,7 +153,9 @@ struct SleepSync {
   // load that saw NOTIFIED.
   Action action{Action::CONTEXT_ADVICE};
   void *data{nullptr};
-  sem_t sem;
+  sem_t sem;                 // the default park (park.hpp)
+  Park park;                 // the embedder's park hook, or none; set at start, then read-only
+  int id{-1};                // the engine's number, for the hook; set at start
   pthread_mutex_t wake_lock;
 
   SleepSync();
@@ -164,7 +168,7 @@ struct SleepSync {
 enum class Sent { DELIVERED, DROPPED, REFUSED, LATCHED, RETRY };
 
 // Wake a SLEEPING engine: under its wake lock, if it is still SLEEPING, write the action, remove
-// its sleeping unit from `census`, store NOTIFIED (release), unlock and post its semaphore.
+// its sleeping unit from `census`, store NOTIFIED (release), unlock and unpark it (park.hpp).
 // Returns DELIVERED, or RETRY if it was not sleeping (nothing changed). Any thread.
 Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data);
 
@@ -176,6 +180,8 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
 
 // Wait until s is posted, retrying when a signal interrupts the wait. Any thread.
 void sem_wait_posted(sem_t *s);
+
+
 
 }  // namespace mr::engine
 

@@ -1,5 +1,5 @@
 // trace.cpp: the trace buffers, the clock, the start/stop handshake and the recording
-// functions (trace.hpp). doc/design.md, "Tracing", explains the design and proves T1.
+// functions (trace.hpp). doc/design.md, "Tracing", explains the design and proves TR1.
 #include "config.h"
 
 #include "trace.hpp"
@@ -39,8 +39,8 @@ struct Buffer {
   std::uint64_t base_created = 0, base_run = 0;  // the engine's counters when the trace began
 };
 
-// One engine's entry of the handshake (T1). `writing` is set by the engine around each record;
-// `buf` is written by start and stop while no engine records (T1) and read by the engine
+// One engine's entry of the handshake (TR1). `writing` is set by the engine around each record;
+// `buf` is written by start and stop while no engine records (TR1) and read by the engine
 // inside its record.
 struct alignas(64) Slot {
   std::atomic<bool> writing{false};
@@ -179,11 +179,11 @@ void sample(Engine *e, Buffer *b) {
   b->next_sample = b->last + kSampleNs;
 }
 
-// The handshake, engine side (T1): the buffer of engine e with its `writing` flag set, or
+// The handshake, engine side (TR1): the buffer of engine e with its `writing` flag set, or
 // nullptr (flag clear) when no trace is on.
 Buffer *enter(Engine *e) {
   Slot &s = g_slots[e->id];
-  // seq_cst RMW and load: proof T1 (the engine's flag, then g_on; stop's g_on, then the flag).
+  // seq_cst RMW and load: proof TR1 (the engine's flag, then g_on; stop's g_on, then the flag).
   s.writing.exchange(true, std::memory_order_seq_cst);
   if (!g_on.load(std::memory_order_seq_cst)) {
     s.writing.store(false, std::memory_order_release);
@@ -194,7 +194,7 @@ Buffer *enter(Engine *e) {
 
 void leave(Engine *e, Buffer *b) {
   if (b->last >= b->next_sample) sample(e, b);
-  // release: the buffer's writes happen before stop's acquire of the clear flag (T1).
+  // release: the buffer's writes happen before stop's acquire of the clear flag (TR1).
   g_slots[e->id].writing.store(false, std::memory_order_release);
 }
 
@@ -262,20 +262,20 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
   }
   // The inline fork and join of mrengine.h take the library's paths, which record the sparks.
   set_inline_forks(SlowReason::TRACING, true);
-  // seq_cst store: publishes the buffers, g_session and g_t0 to the engines' acquire (T1).
+  // seq_cst store: publishes the buffers, g_session and g_t0 to the engines' acquire (TR1).
   g_on.store(true, std::memory_order_seq_cst);
   return 0;
 }
 
-// Under g_control, a trace on: end it (T1), write everything out and close the file.
+// Under g_control, a trace on: end it (TR1), write everything out and close the file.
 void end_session() {
-  // seq_cst store, then seq_cst loads of every flag: proof T1.
+  // seq_cst store, then seq_cst loads of every flag: proof TR1.
   g_on.store(false, std::memory_order_seq_cst);
   set_inline_forks(SlowReason::TRACING, false);
   for (int i = 0; i < g_n; i++)
     while (g_slots[i].writing.load(std::memory_order_seq_cst)) sched_yield();
   std::lock_guard<std::mutex> fk(g_foreign_lock);  // no thread that is not an engine records
-  // No engine records now, nor will before the next start (T1): every buffer is ours. A last
+  // No engine records now, nor will before the next start (TR1): every buffer is ours. A last
   // spark-counter sample each, then every engine stops at one common time.
   for (int i = 0; i < g_n; i++) sample(g_rt->engines[i], g_slots[i].buf);
   std::uint64_t end = clock_ns() - g_t0;

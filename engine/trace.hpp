@@ -1,7 +1,7 @@
 // trace.hpp: tracing the scheduler to a file (--trace=FILE, MR_trace_start): engine states,
 // contexts, sparks, notifications, futures and user markers, as a GHC eventlog (ThreadScope,
 // trace_eventlog.cpp) or Chrome trace-event JSON (Perfetto, trace_json.cpp). doc/design.md,
-// "Tracing", has the buffers, the clock and the stop handshake (T1).
+// "Tracing", has the buffers, the clock and the stop handshake (TR1).
 //
 // Each engine records into a buffer of its own without locks; a full buffer is written out as
 // one block by its engine, under the file lock. Threads that are not engines share one buffer
@@ -27,6 +27,8 @@ namespace mr::engine::trace {
   XX(FUTURE, 4, "future")        /* ThreadBlocked */  \
   XX(LOOP, 4, "loop control")    /* ThreadBlocked */  \
   XX(BLOCKING, 6, "blocking region") /* ForeignCall: it goes on on a backup thread */ \
+  XX(SLEEP, 4, "sleep")          /* ThreadBlocked: MR_sleep_until, a ticker */        \
+  XX(FD, 4, "fd wait")           /* ThreadBlocked: MR_wait_fd */                      \
   XX(TRACE_END, 3, "end of trace")   /* ThreadYielding: still running when the trace ends */
 
 enum class Why : std::uint8_t {
@@ -65,7 +67,7 @@ struct Event {
 };
 
 #pragma GCC visibility push(hidden)
-// Is a trace being recorded? Stored seq_cst by start and stop (T1); read relaxed by every hook
+// Is a trace being recorded? Stored seq_cst by start and stop (TR1); read relaxed by every hook
 // as a hint (the recording function re-reads it inside the handshake).
 extern std::atomic<bool> g_on;
 #pragma GCC visibility pop
@@ -84,7 +86,7 @@ void begin_at_init();
 // Start a trace while the runtime runs. Returns 0, MR_EBUSY (a trace is on) or MR_EINVAL (bad
 // suffix, cannot create; *err says why). Any thread of the runtime.
 int start(const char *path, std::string *err);
-// End the trace: handshake (T1), write every buffer, the end marker, close. Returns 0 or
+// End the trace: handshake (TR1), write every buffer, the end marker, close. Returns 0 or
 // MR_EINVAL (no trace on). Any thread of the runtime.
 int stop();
 // Record a user marker. Any thread; nothing when no trace is on.

@@ -49,13 +49,20 @@ extern "C" {
   XX(ENOTINIT, -6, "the runtime is not initialised")                                           \
   XX(ENOTENGINE, -7, "the calling thread or context may not do this")                          \
   XX(ERANGE, -8, "engine number out of range")                                               \
-  XX(ESHUTDOWN, -9, "the runtime is shutting down")
+  XX(ESHUTDOWN, -9, "the runtime is shutting down")                                           \
+  XX(EFIRED, -10, "the timer has already fired (or is firing)")                                \
+  XX(ECANCELLED, -11, "the timer was already cancelled")                                       \
+  XX(EOVERFLOW, -12, "the duration overflows the clock")                                       \
+  XX(EBADF, -13, "bad file descriptor")                                                        \
+  XX(ENOTPOLL, -14, "the file descriptor cannot be waited on (a regular file or a directory)") \
+  XX(EINUSE, -15, "another context of this engine already waits on this file descriptor")      \
+  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")
 
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -10
+  MR_ERRNO_END_ = -17
 } MR_Errno;
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
@@ -69,6 +76,21 @@ MR_EXTERN const char *MR_err_name(int err);
  * added at the end at any time, and `size` tells the library which ones the caller knows.
  * Options in the environment variable MRENGINE_OPTIONS are applied after these fields and
  * override them (doc/options.md). */
+/* The park hook (MR_Config.park, .unpark, .park_ctx): how an engine with nothing to do sleeps,
+ * and how it is woken, instead of the engine's own semaphore. The library calls
+ *   park(ctx, engine, deadline)  on engine `engine`'s thread: wait until unpark(ctx, engine) is
+ *                                called, or CLOCK_MONOTONIC (MR_now) reaches deadline
+ *                                (UINT64_MAX: no deadline). It must return if unpark was called
+ *                                before or during it, since it last returned; it may return
+ *                                early for any reason (the engine then looks for work again).
+ *                                Returns 0, or a negative MR_E* code, which stops the process
+ *                                with a message naming the engine.
+ *   unpark(ctx, engine)          from any thread, at any time while the runtime runs.
+ * Both set, or both NULL (the semaphore). doc/design.md, "The park hook", says why any park that
+ * keeps this contract loses no wake-up. */
+typedef int (*MR_ParkFn)(void *ctx, int engine, uint64_t deadline);
+typedef void (*MR_UnparkFn)(void *ctx, int engine);
+
 typedef struct MR_Config {
   size_t size;               /* sizeof(MR_Config), set by MR_config_default */
   unsigned flags;            /* MR_CONFIG_* bits */
@@ -78,12 +100,17 @@ typedef struct MR_Config {
   size_t small_stack_size;   /* bytes of a spark context stack */
   unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us) */
   const char *options;       /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
+  MR_ParkFn park;            /* the park hook (above), or NULL for the engines' semaphores */
+  MR_UnparkFn unpark;        /* set together with park */
+  void *park_ctx;            /* passed to both */
 } MR_Config;
 
 /* Don't read MRENGINE_OPTIONS. */
 #define MR_CONFIG_IGNORE_ENV 0x1u
 /* Don't print option errors on stderr (MR_init_error_message still has them). */
 #define MR_CONFIG_QUIET 0x2u
+/* Engines sleep in epoll_wait, so that MR_wait_fd suspends contexts (not with a park hook). */
+#define MR_CONFIG_FD_WAITS 0x4u
 
 /* Fill *cfg with the defaults. Any thread. */
 MR_EXTERN void MR_config_default(MR_Config *cfg);
@@ -424,6 +451,92 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f);
 /* Nonzero if *f is signalled (MR_future_wait would not wait). Any thread. */
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f);
 
+/* ---- Time: sleeps, timers, tickers ------------------------------------------------------------ */
+
+/* Times are nanoseconds of CLOCK_MONOTONIC (MR_now); durations are nanoseconds. Timers run on the
+ * engines, with no timer thread: each engine keeps the timers armed on it and its idle loop fires
+ * them; a sleeping engine waits no longer than its earliest deadline. A deadline that has passed
+ * fires at once. Pending timers are dropped (never fire) when the runtime shuts down. */
+
+/* CLOCK_MONOTONIC now, in nanoseconds. Any thread. */
+MR_EXTERN uint64_t MR_now(void);
+
+/* Suspend the calling context until MR_now() >= deadline; its engine runs other work meanwhile. A
+ * bound context resumes on its engine. On a thread that is not an engine (or with the runtime
+ * not running) the thread sleeps. Returns 0 (at once for a deadline that has passed); MR_ENOMEM
+ * (the timer could not be stored: no wait). Any thread. */
+MR_EXTERN int MR_sleep_until(uint64_t deadline);
+
+/* MR_sleep_until(MR_now() + ns). Returns 0, MR_ENOMEM, or MR_EOVERFLOW (ns too large for the
+ * clock; no wait). Any thread. */
+MR_EXTERN int MR_sleep_for(uint64_t ns);
+
+/* A one-shot timer. Storage is the caller's and must stay alive while the timer is pending; a
+ * zeroed MR_Timer (or MR_TIMER_INIT) has never been started. Once a timer has fired or been
+ * cancelled (MR_timer_cancel says which) the runtime no longer touches it: it may be freed or
+ * started again. */
+typedef struct MR_Timer {
+  uintptr_t mr_private[8];
+} MR_Timer;
+
+#define MR_TIMER_INIT            \
+  {                              \
+    { 0, 0, 0, 0, 0, 0, 0, 0 }   \
+  }
+
+/* At deadline, run fn(env) as a new unbound context (as MR_spawn does; MR_shutdown waits for it
+ * once it has started). Returns 0; MR_ENOTINIT; MR_EINVAL (t or fn NULL, or t pending);
+ * MR_ENOMEM; MR_ESHUTDOWN. Any thread while the runtime runs. */
+MR_EXTERN int MR_timer_start(MR_Timer *t, uint64_t deadline, MR_TaskFn fn, void *env);
+
+/* Stop *t before it fires. Returns 0 (cancelled: its function will never run); MR_EFIRED (it has
+ * fired or is firing: its function runs or has run, unless the runtime shuts down first); MR_ECANCELLED (cancelled before); MR_EINVAL
+ * (t NULL or never started); MR_ESHUTDOWN (the runtime stopped while it was pending: it was
+ * dropped). In every case the runtime no longer uses *t. Any thread, once MR_timer_start (or
+ * MR_future_signal_at) on t has returned. */
+MR_EXTERN int MR_timer_cancel(MR_Timer *t);
+
+/* Signal *f with value at deadline (MR_future_signal), using *t as the timer: MR_timer_cancel(t)
+ * stops it. Returns 0; MR_ENOTINIT; MR_EINVAL (f or t NULL, or t pending); MR_ENOMEM. Any thread
+ * while the runtime runs. */
+MR_EXTERN int MR_future_signal_at(MR_Future *f, uintptr_t value, uint64_t deadline, MR_Timer *t);
+
+/* A periodic ticker: ticks at start + k * period (k = 1, 2, ...). Storage is the caller's; it
+ * holds no runtime resource (nothing to stop). One waiter at a time. */
+typedef struct MR_Ticker {
+  uint64_t mr_private[3];
+} MR_Ticker;
+
+/* Start *tk now with the given period (ns). Returns 0; MR_EINVAL (tk NULL or period 0). Any
+ * thread. */
+MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period);
+
+/* Wait for the next tick (MR_sleep_until: a context suspends) and store in *ticks how many
+ * periods have elapsed since the previous wait returned (or since the start): 1 when the waiter
+ * keeps up, more when ticks were missed (they are counted, not queued; a wait that finds ticks
+ * missed returns at once). Returns 0; MR_EINVAL (tk or ticks NULL, tk not started); MR_ENOMEM.
+ * Any thread. */
+MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
+
+/* ---- Waiting on file descriptors -------------------------------------------------------------- */
+
+/* What MR_wait_fd waits for and returns (bits). */
+#define MR_FD_READ 0x1   /* readable (or a peer closed: a read returns 0) */
+#define MR_FD_WRITE 0x2  /* writable */
+#define MR_FD_ERROR 0x4  /* an error or a hang-up is pending on the descriptor (returned only) */
+
+/* Suspend the calling context until fd is ready for `events` (MR_FD_READ and/or MR_FD_WRITE) or
+ * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
+ * runs other work and, with nothing to do, sleeps in epoll_wait. The context resumes on the same
+ * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
+ * running) the thread waits in poll(2). Returns the ready bits (> 0); 0 at the time-out;
+ * MR_EINVAL (events not READ/WRITE); MR_EBADF (fd not open); MR_ENOTPOLL (a regular file or
+ * directory); MR_EINUSE (another context of this engine waits on fd: wait from another engine,
+ * or on a dup of fd); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A descriptor closed while
+ * a context waits on it never becomes ready: the wait ends at its time-out. Contexts that wait
+ * keep MR_shutdown waiting (give them time-outs); MR_shutdown_now drops them. Any thread. */
+MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
+
 /* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */
 
 /* A parallel loop whose iterations run in at most `contexts` worker contexts at once (Mercury's
@@ -534,7 +647,9 @@ enum {
   XX(contexts_resumed, "resume")     /* suspended contexts resumed on this engine */           \
   XX(sparks_injected, "inject")      /* sparks from threads that are not engines, run here */  \
   XX(blocking_offloaded, "offload")  /* blocking regions begun here that moved to a backup */  \
-  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */
+  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */  \
+  XX(timers_fired, "timers")         /* timers due on this engine that it fired */             \
+  XX(timers_taken, "taken")          /* overdue timers of another engine it fired (busy owner) */
 
 /* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
  * exact figures. More fields may be added at the end (of MR_ENGINE_STATS_MAP). */

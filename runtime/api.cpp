@@ -7,9 +7,11 @@
 #include <string>
 
 #include "engine/blocking.hpp"
+#include "engine/deadline.hpp"
 #include "engine/engine.hpp"
 #include "engine/fatal.hpp"
 #include "engine/future.hpp"
+#include "engine/io_wait.hpp"
 #include "engine/join.hpp"
 #include "engine/wake.hpp"
 #include "engine/lifecycle.hpp"
@@ -171,6 +173,55 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f) {
 
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f) {
   return f && mr::engine::future_is_signalled(reinterpret_cast<const mr::engine::Future *>(f));
+}
+
+MR_EXTERN uint64_t MR_now(void) { return mr::engine::now_ns(); }
+
+MR_EXTERN int MR_sleep_until(uint64_t deadline) {
+  // Not running: this_engine() is nullptr and the thread sleeps.
+  return mr::engine::sleep_until(deadline);
+}
+
+MR_EXTERN int MR_sleep_for(uint64_t ns) {
+  uint64_t now = mr::engine::now_ns();
+  // kNever means "no deadline": a deadline must be below it.
+  if (ns >= mr::engine::kNever - now) return MR_EOVERFLOW;
+  return MR_sleep_until(now + ns);
+}
+
+MR_EXTERN int MR_timer_start(MR_Timer *t, uint64_t deadline, MR_TaskFn fn, void *env) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!t || !fn) return MR_EINVAL;
+  return mr::engine::timer_start(reinterpret_cast<mr::engine::Timer *>(t), deadline, fn, env);
+}
+
+MR_EXTERN int MR_timer_cancel(MR_Timer *t) {
+  if (!t) return MR_EINVAL;
+  return mr::engine::timer_cancel(reinterpret_cast<mr::engine::Timer *>(t));
+}
+
+MR_EXTERN int MR_future_signal_at(MR_Future *f, uintptr_t value, uint64_t deadline,
+                                  MR_Timer *t) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!f || !t) return MR_EINVAL;
+  return mr::engine::future_signal_at(future_of(f), value, deadline,
+                                      reinterpret_cast<mr::engine::Timer *>(t));
+}
+
+MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period) {
+  if (!tk || period == 0) return MR_EINVAL;
+  mr::engine::ticker_start(reinterpret_cast<mr::engine::Ticker *>(tk), period);
+  return 0;
+}
+
+MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks) {
+  if (!tk || !ticks || reinterpret_cast<mr::engine::Ticker *>(tk)->period == 0) return MR_EINVAL;
+  return mr::engine::ticker_wait(reinterpret_cast<mr::engine::Ticker *>(tk), ticks);
+}
+
+MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns) {
+  // Not running: this_engine() is nullptr and the thread polls.
+  return mr::engine::wait_fd(fd, events, timeout_ns);
 }
 
 MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out) {

@@ -260,6 +260,16 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
   }
   p->poll_interval_us = c.poll_interval_us;
   p->quiet = (c.flags & MR_CONFIG_QUIET) != 0;
+  if ((c.park == nullptr) != (c.unpark == nullptr)) {
+    *err = "MR_Config.park and MR_Config.unpark must be set together";
+    return MR_EINVAL;
+  }
+  p->park = engine::Park{c.park, c.unpark, c.park_ctx};
+  p->fd_waits = (c.flags & MR_CONFIG_FD_WAITS) != 0;
+  if (p->fd_waits && c.park) {
+    *err = "MR_CONFIG_FD_WAITS needs the engines' own park: leave MR_Config.park unset";
+    return MR_EINVAL;
+  }
   if (c.options) {
     int rc = parse_options(c.options, "MR_Config.options", p, err);
     if (rc) return rc;

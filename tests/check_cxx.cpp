@@ -1,5 +1,6 @@
 // check_cxx.cpp: the C++ API: mr::runtime, mr::parallel_invoke, exceptions carried to the joiner.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -330,6 +331,54 @@ START_TEST(test_runtime_error_is_an_exception) {
 }
 END_TEST
 
+// Sleeps, a timer (fired, cancelled, one whose function throws: reported, nothing else breaks)
+// and a ticker through the C++ API.
+START_TEST(test_time) {
+  MR_Config c = config(2);
+  mr::runtime rt(&c);
+  using namespace std::chrono;
+  auto t0 = steady_clock::now();
+  mr::sleep_for(milliseconds(5));
+  ck_assert(steady_clock::now() - t0 >= milliseconds(5));
+  mr::sleep_for(milliseconds(-5));  // at once
+  mr::sleep_until(steady_clock::now() + milliseconds(2));
+  std::atomic<int> fired{0};
+  mr::future<int> done;
+  {
+    mr::timer a(steady_clock::now() + milliseconds(3), [&] {
+      fired.fetch_add(1);
+      done.signal(1);
+    });
+    ck_assert_int_eq(done.wait(), 1);
+    ck_assert(!a.cancel());  // fired
+  }
+  {
+    mr::timer b(steady_clock::now() + hours(1), [&] { fired.fetch_add(100); });
+    ck_assert(b.cancel());
+    ck_assert(!b.cancel());  // cancelled before
+  }
+  { mr::timer d(steady_clock::now() + hours(1), [&] { fired.fetch_add(100); }); }  // ~timer cancels
+  mr::future<int> thrown;
+  mr::timer e(steady_clock::now(), [&] {
+    thrown.signal(1);
+    throw std::length_error("from a timer");
+  });
+  ck_assert_int_eq(thrown.wait(), 1);
+  mr::ticker tk(milliseconds(2));
+  ck_assert_uint_ge(tk.wait(), 1);
+  mr::sleep_for(milliseconds(10));
+  ck_assert_uint_ge(tk.wait(), 5);
+  bool threw = false;
+  try {
+    mr::ticker bad(milliseconds(0));
+  } catch (const mr::error &x) {
+    threw = x.code() == MR_EINVAL;
+  }
+  ck_assert(threw);
+  ck_assert_int_eq(fired.load(), 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cxx");
   TCase *tc = mr_tcase("cxx", 60);
@@ -347,6 +396,7 @@ int main(void) {
   tcase_add_test(tc, test_parallel_invoke_from_foreign_threads);
   tcase_add_test(tc, test_blocking_region);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
+  tcase_add_test(tc, test_time);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }

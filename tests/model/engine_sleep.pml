@@ -19,6 +19,14 @@
  *   - the census is exact: `sleeping` equals the number of engines in SLEEPING at every step in
  *     which no wake lock is held, and neither count underflows.
  * Mutants (-DMUTANT_...) must each produce a violation.
+ *
+ * With -DPARK_HOOK the engines sleep through the park hook's contract instead of the semaphore
+ * (doc/design.md, "The park hook"): a binary permit that an unpark sets and a park consumes, and
+ * a park that may also return early (EARLY_RETURNS times in all, default 1, at any park of any
+ * engine, so that the state space stays finite and small: a spurious return, or a time-out of
+ * the polling build or of a timer). An early
+ * return is handled like a polling time-out. MUTANT_PARK_LOSES_UNPARK is a park that breaks the
+ * contract: an unpark that comes before the park is lost.
  */
 
 #define N 3
@@ -57,7 +65,21 @@ mtype = { CTX, CTX_ADVICE, STEAL_ADVICE, SHUT };
 mtype st[N];          /* SleepSync::state */
 mtype act[N];         /* SleepSync::action */
 bool lk[N];           /* SleepSync::wake_lock */
+#ifdef PARK_HOOK
+#ifndef EARLY_RETURNS
+#define EARLY_RETURNS 0
+#endif
+bool permit[N];       /* the park hook's permit (park.hpp) */
+#ifdef MUTANT_PARK_LOSES_UNPARK
+bool parked[N];       /* the engine is inside park */
+#define PARKED(v, b) parked[v] = b
+#else
+#define PARKED(v, b) skip
+#endif
+byte early;           /* early returns the parks may still make, all engines together */
+#else
 byte sem[N];          /* SleepSync::sem */
+#endif
 byte searching;       /* Census, low half */
 byte sleeping;        /* Census, high half */
 byte deque[N];        /* WsDeque: sparks on each engine's deque */
@@ -89,7 +111,13 @@ inline try_wake(v, a, res) {
        sleeping--;
        st[v] = NOTIFIED;
        UNLOCK(v);
+#if defined(PARK_HOOK) && defined(MUTANT_PARK_LOSES_UNPARK)
+       if :: parked[v] -> permit[v] = true :: else -> skip fi;   /* lost unless parked */
+#elif defined(PARK_HOOK)
+       permit[v] = true;    /* unpark_engine */
+#else
        sem[v]++;
+#endif
        res = 1
   :: else -> UNLOCK(v); res = 0
   fi
@@ -229,7 +257,7 @@ proctype engine(byte i) {
   :: else -> break
   od;
 
-  if :: i != 0 -> goto end_sleep :: else -> skip fi;
+  if :: i != 0 -> goto wait :: else -> skip fi;
 top:  /* working -> idle: plain store; then the seq_cst fence (P3, P4) */
   st[i] = IDLE;
 look:
@@ -354,9 +382,31 @@ steal:  /* one steal round: every other deque, then the queues and the injector 
   :: else -> skip
   fi;
 #endif
+wait:  /* wait_for_wake */
+#ifdef PARK_HOOK
+  if
+  :: st[i] == SLEEPING ->   /* park only while SLEEPING (acquire load) */
+       PARKED(i, true);
+end_sleep:  /* park: a valid place to stay forever, if nothing is left to do */
+       if
+       :: atomic { permit[i] -> permit[i] = false }
+       :: atomic { early > 0 -> early-- }     /* returns early: spurious, or a time-out */
+       fi;
+       PARKED(i, false)
+  :: else -> skip
+  fi;
+  /* A hook does not say why it returned: leave SLEEPING ourselves, as on a polling time-out,
+   * unless a notifier got there first (its permit may then end a later park early). */
+  LOCK(i);
+  if
+  :: st[i] == SLEEPING -> sleeping--; st[i] = WORKING; UNLOCK(i); goto top
+  :: else -> UNLOCK(i); goto look
+  fi;
+#else
 end_sleep:  /* sem_wait: a valid place to stay forever, if nothing is left to do */
   atomic { sem[i] > 0 -> sem[i]-- };
   goto look;
+#endif
 
 found:  /* become_working, then run the work */
   leave_idle(i);
@@ -430,6 +480,9 @@ init {
      * --lazy-engines; the working->idle->sleeping path is engine 0's, and every engine's after
      * its first wake-up). */
     st[0] = WORKING; st[1] = SLEEPING; st[2] = SLEEPING; sleeping = 2;
+#ifdef PARK_HOOK
+    early = EARLY_RETURNS;
+#endif
     run engine(0); run engine(1); run engine(2);
 #if DO_INJECT
     run foreign_spark();

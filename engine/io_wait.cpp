@@ -1,0 +1,242 @@
+// io_wait.cpp: waiting on file descriptors in the engines' park (io_wait.hpp).
+#include "config.h"
+
+#include "io_wait.hpp"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <new>
+
+#include "fatal.hpp"
+#include "switch.hpp"
+#include "timer_duty.hpp"
+#include "wake.hpp"
+
+namespace mr::engine {
+
+namespace {
+
+// One context waiting on a descriptor, on the context's own stack. `state` decides who resumes
+// it: the engine that sees the descriptor ready, or the time-out's timer (any engine), by CAS.
+struct FdWaiter {
+  enum : int { WAITING, READY, TIMED_OUT };
+  Context *ctx = nullptr;
+  std::atomic<int> state{WAITING};
+  std::uint32_t revents = 0;    // written before the CAS to READY (release)
+  Timer timer{};
+  // Set (release) by the time-out's fire function as its last access to the record: a context
+  // whose cancel says the timer fired waits for it before its frame goes.
+  std::atomic<bool> timer_done{false};
+};
+
+constexpr int kBatch = 64;
+
+// A waiter's descriptor is ready: resume its context unless the time-out won. Called only by
+// the engine the context waits on (its park, or io_idle).
+void ready(FdWaiter *w, std::uint32_t revents) {
+  Context *c = w->ctx;  // the last read of *w unless we win
+  w->revents = revents;
+  int expected = FdWaiter::WAITING;
+  // CAS acq_rel: release publishes revents to the context; acquire orders nothing we need.
+  if (w->state.compare_exchange_strong(expected, FdWaiter::READY, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed))
+    schedule(c);  // bound to this engine: its queue, or CONTEXT to itself if it is SLEEPING
+}
+
+// Handle what epoll_wait returned on engine e's instance.
+void dispatch(IoEngine *io, const epoll_event *ev, int n) {
+  for (int i = 0; i < n; i++) {
+    if (ev[i].data.ptr == nullptr) {  // the eventfd: an unpark; drain it
+      std::uint64_t v;
+      (void)!read(io->evfd, &v, sizeof v);
+      continue;
+    }
+    ready(static_cast<FdWaiter *>(ev[i].data.ptr), ev[i].events);
+  }
+}
+
+// The time-out (TimerFire), on whichever engine fires it.
+void timed_out(void *wp, void *) {
+  auto *w = static_cast<FdWaiter *>(wp);
+  Context *c = w->ctx;
+  int expected = FdWaiter::WAITING;
+  bool won = w->state.compare_exchange_strong(expected, FdWaiter::TIMED_OUT,
+                                              std::memory_order_acq_rel,
+                                              std::memory_order_relaxed);
+  // release: the context may let its frame go once it sees this (after its cancel said fired).
+  w->timer_done.store(true, std::memory_order_release);
+  if (won) schedule(c);
+}
+
+// The engines' park (MR_ParkFn) and unpark: epoll_wait on the engine's instance, whose eventfd
+// the unpark writes. Readiness found here makes contexts runnable at once (CONTEXT to this very
+// engine, which is SLEEPING: it then sees NOTIFIED).
+int epoll_park(void *ctx, int engine, std::uint64_t deadline) {
+  IoEngine *io = &static_cast<IoEngine *>(ctx)[engine];
+  struct timespec rel, *tp = nullptr;
+  if (deadline != kNever) {
+    std::uint64_t now = now_ns(), d = deadline > now ? deadline - now : 0;
+    rel.tv_sec = static_cast<time_t>(d / 1000000000u);
+    rel.tv_nsec = static_cast<long>(d % 1000000000u);
+    tp = &rel;
+  }
+  epoll_event ev[kBatch];
+  int n = epoll_pwait2(io->epfd, ev, kBatch, tp, nullptr);
+  if (n < 0) return errno == EINTR ? 0 : MR_EBADF;
+  dispatch(io, ev, n);
+  return 0;
+}
+
+void epoll_unpark(void *ctx, int engine) {
+  IoEngine *io = &static_cast<IoEngine *>(ctx)[engine];
+  std::uint64_t one = 1;
+  (void)!write(io->evfd, &one, sizeof one);
+}
+
+std::uint32_t to_epoll(int events) {
+  return ((events & MR_FD_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
+         ((events & MR_FD_WRITE) ? EPOLLOUT : 0u);
+}
+
+int from_epoll(std::uint32_t ev) {
+  // A hang-up makes a read return 0 (end of file): readable, as poll(2) has it.
+  return ((ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) ? MR_FD_READ : 0) |
+         ((ev & EPOLLOUT) ? MR_FD_WRITE : 0) |
+         ((ev & (EPOLLERR | EPOLLHUP)) ? MR_FD_ERROR : 0);
+}
+
+int code_of(int err) {
+  switch (err) {
+    case EBADF: return MR_EBADF;
+    case EPERM: return MR_ENOTPOLL;
+    case EEXIST: return MR_EINUSE;
+    case ENOMEM: case ENOSPC: return MR_ENOMEM;
+    default: return MR_EINVAL;
+  }
+}
+
+// A thread that is not an engine: poll(2).
+int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
+  struct pollfd p = {fd, static_cast<short>(((events & MR_FD_READ) ? POLLIN : 0) |
+                                            ((events & MR_FD_WRITE) ? POLLOUT : 0)),
+                     0};
+  std::int64_t ms = timeout_ns < 0 ? -1 : (timeout_ns + 999999) / 1000000;
+  int n;
+  while ((n = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(ms, INT32_MAX)))) < 0 &&
+         errno == EINTR) {
+  }
+  if (n < 0) return code_of(errno);
+  if (n == 0) return 0;
+  if (p.revents & POLLNVAL) return MR_EBADF;
+  return ((p.revents & (POLLIN | POLLHUP)) ? MR_FD_READ : 0) |
+         ((p.revents & POLLOUT) ? MR_FD_WRITE : 0) |
+         ((p.revents & (POLLERR | POLLHUP)) ? MR_FD_ERROR : 0);
+}
+
+}  // namespace
+
+int io_start(Runtime *rt) {
+  auto *io = new (std::nothrow) IoEngine[static_cast<std::size_t>(rt->n)];
+  if (!io) return MR_ENOMEM;
+  rt->io = io;
+  for (int i = 0; i < rt->n; i++) {
+    io[i].epfd = epoll_create1(EPOLL_CLOEXEC);
+    io[i].evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;
+    if (io[i].epfd < 0 || io[i].evfd < 0 ||
+        epoll_ctl(io[i].epfd, EPOLL_CTL_ADD, io[i].evfd, &ev) != 0) {
+      io_stop(rt);
+      return MR_ENOMEM;
+    }
+    rt->engines[i]->sleep.park = Park{epoll_park, epoll_unpark, io};
+  }
+  return 0;
+}
+
+void io_stop(Runtime *rt) {
+  if (!rt->io) return;
+  for (int i = 0; i < rt->n; i++) {
+    if (rt->io[i].epfd >= 0) close(rt->io[i].epfd);
+    if (rt->io[i].evfd >= 0) close(rt->io[i].evfd);
+  }
+  delete[] rt->io;
+  rt->io = nullptr;
+}
+
+void io_idle(Engine *e) {
+  if (!g_rt->io) return;
+  IoEngine *io = &g_rt->io[e->id];
+  if (io->waiters == 0) return;
+  epoll_event ev[kBatch];
+  int n = epoll_wait(io->epfd, ev, kBatch, 0);
+  if (n > 0) dispatch(io, ev, n);
+}
+
+int wait_fd(int fd, int events, std::int64_t timeout_ns) {
+  if (events == 0 || (events & ~(MR_FD_READ | MR_FD_WRITE)) != 0) return MR_EINVAL;
+  Engine *e = this_engine();
+  if (!e || !e->current) return wait_fd_thread(fd, events, timeout_ns);
+  if (!g_rt->io) return MR_ENOFDWAIT;
+  IoEngine *io = &g_rt->io[e->id];
+  Context *self = e->current;
+  const int was_bound = self->bound;
+  self->bound = e->id;  // resume here: only this engine reads its epoll instance
+  FdWaiter w;
+  int err = 0;
+  bool timed = timeout_ns >= 0;
+  if (timed) {
+    std::uint64_t now = now_ns();
+    w.timer.when = static_cast<std::uint64_t>(timeout_ns) > kNever - 1 - now
+                       ? kNever - 1
+                       : now + static_cast<std::uint64_t>(timeout_ns);
+    w.timer.fire = timed_out;
+    w.timer.a = &w;
+  }
+  suspend_self(e, "MR_wait_fd outside a context", trace::Why::FD,
+               [e, io, fd, events, timed, &w, &err](Context *c) {
+    w.ctx = c;
+    epoll_event ev{};
+    ev.events = to_epoll(events) | EPOLLONESHOT;
+    ev.data.ptr = &w;
+    if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      err = code_of(errno);
+      return true;  // run again at once
+    }
+    io->waiters++;
+    if (timed) {
+      try {
+        (void)e->timers.arm(&w.timer);
+      } catch (const std::bad_alloc &) {
+        // No time-out can be stored: no wait.
+        err = MR_ENOMEM;
+        (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, nullptr);
+        io->waiters--;
+        return true;
+      }
+    }
+    return false;
+  });
+  // On e again (bound): no dispatch on this engine runs while we do, and ONESHOT reported w at
+  // most once; take fd out of the instance so that it may be waited on again.
+  self->bound = was_bound;
+  if (err) return err;
+  (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, nullptr);
+  io->waiters--;
+  TimerState was;
+  if (timed && !e->timers.cancel(&w.timer, &was) && was == TimerState::FIRED) {
+    // acquire: pairs with timed_out's release store, its last access to w.
+    while (!w.timer_done.load(std::memory_order_acquire)) sched_yield();
+  }
+  // acquire: pairs with the winner's CAS, so revents is visible.
+  return w.state.load(std::memory_order_acquire) == FdWaiter::READY ? from_epoll(w.revents) : 0;
+}
+
+}  // namespace mr::engine

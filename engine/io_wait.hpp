@@ -1,0 +1,37 @@
+// io_wait.hpp: contexts that wait on file descriptors (MR_wait_fd; doc/design.md, "Waiting on
+// file descriptors"). With MR_CONFIG_FD_WAITS every engine has an epoll instance and an eventfd,
+// and its park (park.hpp) is an epoll_wait on them: unpark writes the eventfd, and readiness of
+// a waited-on descriptor makes its context runnable, on the engine it waits on.
+#ifndef MR_ENGINE_IO_WAIT_HPP
+#define MR_ENGINE_IO_WAIT_HPP
+
+#include <cstdint>
+
+#include "engine.hpp"
+
+namespace mr::engine {
+
+// One engine's epoll instance, its eventfd, and how many contexts wait on it.
+struct IoEngine {
+  int epfd = -1;
+  int evfd = -1;
+  int waiters = 0;  // owner only: contexts of this engine registered in epfd
+};
+
+// Create every engine's IoEngine and make it the engines' park. Returns 0 or MR_ENOMEM (then
+// nothing is left). Called by start(), before the engine threads exist.
+int io_start(Runtime *rt);
+
+// Close and free them. With no engine thread running.
+void io_stop(Runtime *rt);
+
+// Called only by engine e's idle loop, at the top of each pass: if contexts of e wait on
+// descriptors, poll them without waiting and make the ready ones runnable.
+void io_idle(Engine *e);
+
+// MR_wait_fd (mrengine.h). Any thread.
+int wait_fd(int fd, int events, std::int64_t timeout_ns);
+
+}  // namespace mr::engine
+
+#endif

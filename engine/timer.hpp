@@ -1,0 +1,97 @@
+// timer.hpp: pending timers, one store per engine (doc/design.md, "Timers").
+//
+// Each engine keeps the timers armed on it in a 4-ary min-heap ordered by deadline (as Go keeps
+// one per P): arm, cancel and pop are O(log n) under the heap's mutex, and the earliest deadline
+// is also kept in an atomic word so that the idle loop and the other engines read it without the
+// lock. A Timer record is the caller's (MR_Timer) or lives on a sleeping context's stack; the
+// heap only points at it, and never touches it once it has fired, been cancelled or been
+// dropped. This file knows nothing of contexts or engines: what a timer does when it fires is a
+// function pointer its arming code hands down.
+#ifndef MR_ENGINE_TIMER_HPP
+#define MR_ENGINE_TIMER_HPP
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "mrengine.h"
+
+namespace mr::engine {
+
+inline constexpr std::uint64_t kNever = UINT64_MAX;  // "no deadline"
+
+// CLOCK_MONOTONIC in nanoseconds. Any thread.
+std::uint64_t now_ns();
+
+// What a timer does when it fires: fire(a, b), called by the engine that fires it (its own, or
+// one that took over its overdue timers), outside every lock, after the record was left for good.
+using TimerFire = void (*)(void *a, void *b);
+
+// A timer's life: FREE (never armed) -> PENDING (in a heap) -> FIRED, CANCELLED or DROPPED (the
+// runtime stopped first). Every change out of PENDING is made under the heap's lock.
+enum class TimerState : std::uint32_t { FREE, PENDING, FIRED, CANCELLED, DROPPED };
+
+struct Timer {
+  std::uint64_t when;     // the deadline (CLOCK_MONOTONIC ns); set before arming
+  TimerFire fire;         // set before arming
+  void *a, *b;            // fire's arguments; set before arming
+  std::uint32_t index;    // position in its heap while PENDING; under the heap's lock
+  std::int32_t heap_id;   // which engine's heap holds it; written by arm before it is shared
+  // Written under the heap's lock; read without it (acquire) by cancel's fast answers and by
+  // tests. release stores: a reader that sees FIRED/CANCELLED/DROPPED may reuse the record.
+  std::atomic<TimerState> state;
+};
+static_assert(sizeof(Timer) <= sizeof(MR_Timer), "MR_Timer too small");
+static_assert(alignof(Timer) <= alignof(MR_Timer), "MR_Timer alignment too small");
+
+class TimerHeap {
+ public:
+  explicit TimerHeap(int id) : id_(id) {}
+  // Marks every timer still pending DROPPED (nothing of them runs). With no engine running.
+  ~TimerHeap();
+  TimerHeap(const TimerHeap &) = delete;
+  TimerHeap &operator=(const TimerHeap &) = delete;
+
+  // Add t (FREE or finished, with when/fire/a/b set). Returns true if t is now the earliest.
+  // Throws std::bad_alloc (t left as it was). Any thread.
+  bool arm(Timer *t);
+
+  // Remove t if it is still pending here: CANCELLED, true. Otherwise false and *was holds its
+  // state (FIRED, CANCELLED, DROPPED, or FREE for a record never armed). Any thread.
+  bool cancel(Timer *t, TimerState *was);
+
+  // Take every timer due at `now`, mark it FIRED and run its fire function (outside the lock).
+  // Returns how many fired. Any thread (the owner, or an engine taking over its overdue timers).
+  int fire_due(std::uint64_t now);
+
+  // The earliest deadline, or kNever. Any thread; relaxed: a hint, ordered by the callers'
+  // fences (doc/design.md, TM1).
+  std::uint64_t earliest() const { return earliest_.load(std::memory_order_relaxed); }
+
+  // How many timers are pending. Any thread (takes the lock).
+  std::size_t size();
+
+ private:
+  static constexpr std::size_t kArity = 4;
+  void place(std::size_t i, Timer *t) {
+    heap_[i] = t;
+    t->index = static_cast<std::uint32_t>(i);
+  }
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void remove_at(std::size_t i);
+  void publish_earliest() {
+    // relaxed: readers use it as a hint and order it with fences (TM1); under lock_.
+    earliest_.store(heap_.empty() ? kNever : heap_[0]->when, std::memory_order_relaxed);
+  }
+
+  const int id_;
+  std::mutex lock_;
+  std::vector<Timer *> heap_;  // under lock_
+  std::atomic<std::uint64_t> earliest_{kNever};
+};
+
+}  // namespace mr::engine
+
+#endif

@@ -1,0 +1,339 @@
+/* check_fd.c: MR_wait_fd. Pipes become readable while contexts wait (on every engine, from a
+ * thread that is not an engine), time-outs, two waiters on one descriptor, every error code,
+ * MR_shutdown_now while contexts wait, and a loopback TCP echo (127.0.0.1 only) with 100
+ * connections, a context per connection on both sides, every byte checked. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+#define MS 1000000ll
+
+static void start_fd(int engines, unsigned extra_flags) {
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV | MR_CONFIG_FD_WAITS | extra_flags;
+  c.engines = engines;
+  ck_assert_int_eq(MR_init(&c), 0);
+}
+
+/* ---- a pipe becomes readable while a context waits; and a time-out ---- */
+static int pipe_fds[2];
+static void writer(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(10 * MS), 0);
+  ck_assert_int_eq(write(pipe_fds[1], "x", 1), 1);
+}
+
+START_TEST(test_pipe_ready_and_timeout) {
+  char c;
+  start_fd(2, 0);
+  ck_assert_int_eq(pipe2(pipe_fds, O_NONBLOCK), 0);
+  for (int rep = 0; rep < 50; rep++) {
+    ck_assert_int_eq(MR_spawn(writer, NULL, NULL), 0);
+    int engine = MR_engine_id();
+    ck_assert_int_eq(MR_wait_fd(pipe_fds[0], MR_FD_READ, 5000 * MS), MR_FD_READ);
+    ck_assert_int_eq(MR_engine_id(), engine);
+    ck_assert_int_eq(read(pipe_fds[0], &c, 1), 1);
+  }
+  uint64_t t0 = MR_now();
+  ck_assert_int_eq(MR_wait_fd(pipe_fds[0], MR_FD_READ, 20 * MS), 0);
+  ck_assert(MR_now() - t0 >= 20 * (uint64_t)MS);
+  ck_assert_int_eq(MR_wait_fd(pipe_fds[1], MR_FD_WRITE, 0), MR_FD_WRITE);
+  close(pipe_fds[0]);
+  /* The reader closed: the writer's end reports an error. */
+  ck_assert(MR_wait_fd(pipe_fds[1], MR_FD_WRITE, 1000 * MS) & MR_FD_ERROR);
+  close(pipe_fds[1]);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- two waiters on one descriptor: on two engines both wake; on one, the second is refused */
+static int two_fds[2];
+static atomic_int two_woken, two_inuse;
+static void waiter(void *arg) {
+  (void)arg;
+  int rc = MR_wait_fd(two_fds[0], MR_FD_READ, 5000 * MS);
+  if (rc == MR_FD_READ) atomic_fetch_add(&two_woken, 1);
+  if (rc == MR_EINUSE) atomic_fetch_add(&two_inuse, 1);
+}
+
+START_TEST(test_two_waiters) {
+  MR_SpawnOptions o;
+  char c;
+  start_fd(2, 0);
+  ck_assert_int_eq(pipe2(two_fds, O_NONBLOCK), 0);
+  for (int rep = 0; rep < 20; rep++) {
+    atomic_store(&two_woken, 0);
+    atomic_store(&two_inuse, 0);
+    for (int k = 0; k < 2; k++) {
+      MR_spawn_options_default(&o);
+      o.engine = k; /* one on each engine */
+      ck_assert_int_eq(MR_spawn(waiter, NULL, &o), 0);
+    }
+    MR_sleep_for(5 * MS);
+    ck_assert_int_eq(write(two_fds[1], "y", 1), 1);
+    while (atomic_load(&two_woken) < 2) MR_sleep_for(MS);
+    ck_assert_int_eq(read(two_fds[0], &c, 1), 1);
+  }
+  /* Two on engine 1: the second is refused (level-triggered readiness: the first then wakes). */
+  atomic_store(&two_woken, 0);
+  for (int k = 0; k < 2; k++) {
+    MR_spawn_options_default(&o);
+    o.engine = 1;
+    ck_assert_int_eq(MR_spawn(waiter, NULL, &o), 0);
+  }
+  while (atomic_load(&two_inuse) < 1) MR_sleep_for(MS);
+  ck_assert_int_eq(write(two_fds[1], "z", 1), 1);
+  while (atomic_load(&two_woken) < 1) MR_sleep_for(MS);
+  ck_assert_int_eq(atomic_load(&two_inuse), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  close(two_fds[0]);
+  close(two_fds[1]);
+}
+END_TEST
+
+/* ---- a thread that is not an engine polls ---- */
+static int th_fds[2];
+static void *thread_waiter(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_wait_fd(th_fds[0], MR_FD_READ, 5000 * MS), MR_FD_READ);
+  ck_assert_int_eq(MR_wait_fd(th_fds[1], MR_FD_WRITE, -1), MR_FD_WRITE);
+  return NULL;
+}
+
+START_TEST(test_foreign_thread) {
+  pthread_t th;
+  start_fd(2, 0);
+  ck_assert_int_eq(pipe2(th_fds, O_NONBLOCK), 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, thread_waiter, NULL), 0);
+  MR_sleep_for(10 * MS);
+  ck_assert_int_eq(write(th_fds[1], "t", 1), 1);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  /* Not running: the thread polls too. */
+  ck_assert_int_eq(MR_wait_fd(th_fds[0], MR_FD_READ, 0), MR_FD_READ);
+  close(th_fds[0]);
+  close(th_fds[1]);
+}
+END_TEST
+
+/* ---- bad input ---- */
+static int noop_park(void *ctx, int engine, uint64_t deadline) {
+  (void)ctx;
+  (void)engine;
+  (void)deadline;
+  return 0;
+}
+static void noop_unpark(void *ctx, int engine) {
+  (void)ctx;
+  (void)engine;
+}
+
+START_TEST(test_errors) {
+  int fds[2];
+  char path[] = "/tmp/mrengine-check-fd-XXXXXX";
+  int file = mkstemp(path);
+  MR_Config c;
+  ck_assert_int_ge(file, 0);
+  unlink(path);
+  ck_assert_int_eq(pipe(fds), 0);
+  /* The flag with a park hook. */
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV | MR_CONFIG_QUIET | MR_CONFIG_FD_WAITS;
+  c.park = noop_park;
+  c.unpark = noop_unpark;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  /* No flag. */
+  mr_test_start(2, NULL);
+  ck_assert_int_eq(MR_wait_fd(fds[0], MR_FD_READ, 0), MR_ENOFDWAIT);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  start_fd(2, 0);
+  ck_assert_int_eq(MR_wait_fd(fds[0], 0, 0), MR_EINVAL);
+  ck_assert_int_eq(MR_wait_fd(fds[0], 8, 0), MR_EINVAL);
+  ck_assert_int_eq(MR_wait_fd(file, MR_FD_READ, 0), MR_ENOTPOLL);
+  ck_assert_int_eq(MR_wait_fd(-1, MR_FD_READ, 0), MR_EBADF);
+  close(fds[1]);
+  int closed = fds[1];
+  ck_assert_int_eq(MR_wait_fd(closed, MR_FD_WRITE, 0), MR_EBADF);
+  /* The writer closed: the reader's end is readable (end of file). */
+  ck_assert(MR_wait_fd(fds[0], MR_FD_READ, 1000 * MS) & MR_FD_READ);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  close(fds[0]);
+  close(file);
+  ck_assert_str_eq(MR_err_name(MR_ENOTPOLL), "MR_ENOTPOLL");
+}
+END_TEST
+
+/* ---- MR_shutdown_now while contexts wait with no time-out ---- */
+static int sd_fds[2];
+static atomic_int sd_waiting;
+static void sd_waiter(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&sd_waiting, 1);
+  (void)MR_wait_fd(sd_fds[0], MR_FD_READ, -1);
+  ck_abort_msg("a dropped fd waiter resumed");
+}
+
+START_TEST(test_shutdown_now_while_waiting) {
+  MR_ShutdownReport r;
+  MR_SpawnOptions o;
+  start_fd(2, 0);
+  ck_assert_int_eq(pipe2(sd_fds, O_NONBLOCK), 0);
+  atomic_store(&sd_waiting, 0);
+  for (int k = 0; k < 2; k++) {
+    MR_spawn_options_default(&o);
+    o.engine = k;
+    ck_assert_int_eq(MR_spawn(sd_waiter, NULL, &o), 0);
+  }
+  while (atomic_load(&sd_waiting) < 2) MR_sleep_for(MS);
+  MR_sleep_for(10 * MS);
+  memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  ck_assert_int_eq(MR_shutdown_now(&r), 0);
+  ck_assert_uint_eq(r.contexts_dropped, 2);
+  close(sd_fds[0]);
+  close(sd_fds[1]);
+}
+END_TEST
+
+/* ---- loopback echo: 100 connections, a context per connection on each side ---- */
+enum { CONNS = 100, MSGS = MR_TEST_SCALE(50), LEN = 64 };
+static int listener;
+static atomic_int echo_bad, clients_done;
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k > 0) {
+      p += k;
+      n -= (size_t)k;
+    } else if (k < 0 && errno == EAGAIN) {
+      if (MR_wait_fd(fd, MR_FD_WRITE, 10000 * MS) <= 0) return -1;
+    } else {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void serve(void *arg) {
+  int fd = (int)(intptr_t)arg;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      if (write_all(fd, buf, (size_t)n) != 0) break;
+    } else if (n == 0) {
+      break;
+    } else if (errno == EAGAIN) {
+      if (MR_wait_fd(fd, MR_FD_READ, 10000 * MS) <= 0) {
+        atomic_fetch_add(&echo_bad, 1);
+        break;
+      }
+    } else {
+      break;
+    }
+  }
+  close(fd);
+}
+
+static void acceptor(void *arg) {
+  (void)arg;
+  for (int accepted = 0; accepted < CONNS;) {
+    int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      ck_assert_int_eq(MR_spawn(serve, (void *)(intptr_t)fd, NULL), 0);
+      accepted++;
+    } else {
+      ck_assert_int_eq(errno, EAGAIN);
+      ck_assert_int_eq(MR_wait_fd(listener, MR_FD_READ, 10000 * MS), MR_FD_READ);
+    }
+  }
+}
+
+static void client(void *arg) {
+  struct sockaddr_in a;
+  socklen_t al = sizeof a;
+  int id = (int)(intptr_t)arg, one = 1;
+  char out[LEN], in[LEN];
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&a, &al), 0);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    ck_assert_int_eq(errno, EINPROGRESS);
+    ck_assert_int_eq(MR_wait_fd(fd, MR_FD_WRITE, 10000 * MS), MR_FD_WRITE);
+  }
+  for (int m = 0; m < MSGS; m++) {
+    for (int i = 0; i < LEN; i++) out[i] = (char)(id * 31 + m * 7 + i);
+    if (write_all(fd, out, LEN) != 0) {
+      atomic_fetch_add(&echo_bad, 1);
+      break;
+    }
+    size_t got = 0;
+    while (got < LEN) {
+      ssize_t n = read(fd, in + got, LEN - got);
+      if (n > 0) {
+        got += (size_t)n;
+      } else if (n < 0 && errno == EAGAIN) {
+        if (MR_wait_fd(fd, MR_FD_READ, 10000 * MS) <= 0) break;
+      } else {
+        break;
+      }
+    }
+    if (got != LEN || memcmp(in, out, LEN) != 0) {
+      atomic_fetch_add(&echo_bad, 1);
+      break;
+    }
+  }
+  close(fd);
+  atomic_fetch_add(&clients_done, 1);
+}
+
+START_TEST(test_loopback_echo) {
+  struct sockaddr_in a;
+  start_fd(2, 0);
+  atomic_store(&echo_bad, 0);
+  atomic_store(&clients_done, 0);
+  listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(listener, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ck_assert_int_eq(bind(listener, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(listen(listener, CONNS), 0);
+  ck_assert_int_eq(MR_spawn(acceptor, NULL, NULL), 0);
+  for (int i = 0; i < CONNS; i++) ck_assert_int_eq(MR_spawn(client, (void *)(intptr_t)i, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0); /* every client, server and the acceptor finished */
+  close(listener);
+  ck_assert_int_eq(atomic_load(&clients_done), CONNS);
+  ck_assert_int_eq(atomic_load(&echo_bad), 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("fd");
+  TCase *tc = mr_tcase("fd", 120);
+  tcase_add_test(tc, test_pipe_ready_and_timeout);
+  tcase_add_test(tc, test_two_waiters);
+  tcase_add_test(tc, test_foreign_thread);
+  tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_shutdown_now_while_waiting);
+  tcase_add_test(tc, test_loopback_echo);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
