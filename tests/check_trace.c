@@ -51,25 +51,6 @@ static void check_file(const char *path, const char *extra) {
 }
 
 /* ---- a workload of every kind of event ---- */
-struct fib_arg {
-  int n;
-  long result;
-};
-static long pfib(int n);
-static void fib_branch(void *env) {
-  struct fib_arg *a = env;
-  a->result = pfib(a->n);
-}
-static long pfib(int n) {
-  if (n < 2) return n;
-  MR_SyncTerm st;
-  struct fib_arg a = {n - 1, 0};
-  MR_sync_term_init(&st, 2);
-  MR_fork_new_child(&st, fib_branch, &a);
-  long b = pfib(n - 2);
-  MR_join_and_continue(&st);
-  return a.result + b;
-}
 static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
 
 static MR_Future g_fut;
@@ -87,14 +68,14 @@ static void blocker(void *arg) {
 static atomic_long g_iters;
 static void iteration(void *arg) {
   (void)arg;
-  ck_assert_int_eq(pfib(12), fib_seq(12));
+  ck_assert_int_eq(mr_test_pfib(12), fib_seq(12));
   atomic_fetch_add(&g_iters, 1);
 }
 
 /* Sparks, joins, a future waited on from the primordial, a spawned context with a blocking
  * region, loop control; idle gaps between them (engines sleep and are woken). */
 static void workload(void) {
-  ck_assert_int_eq(pfib(20), fib_seq(20));
+  ck_assert_int_eq(mr_test_pfib(20), fib_seq(20));
   usleep(3000);
   MR_future_init(&g_fut);
   ck_assert_int_eq(MR_spawn(signaller, NULL, NULL), 0);
@@ -107,7 +88,7 @@ static void workload(void) {
   ck_assert_int_eq(MR_lc_finish(lc), 0);
   ck_assert_int_eq(atomic_load(&g_iters), 50);
   usleep(3000);
-  ck_assert_int_eq(pfib(18), fib_seq(18));
+  ck_assert_int_eq(mr_test_pfib(18), fib_seq(18));
 }
 
 /* --trace=FILE from MR_init to MR_shutdown, in both formats, on 1 to 3 engines. */
@@ -143,7 +124,7 @@ START_TEST(test_trace_regions) {
     const char *name = round % 2 ? "region.json" : "region.eventlog";
     char path[128], extra[160];
     snprintf(path, sizeof path, "%s", trace_path(name));
-    ck_assert_int_eq(pfib(15), fib_seq(15)); /* untraced work before */
+    ck_assert_int_eq(mr_test_pfib(15), fib_seq(15)); /* untraced work before */
     unsigned long long c0, r0, c1, r1;
     spark_totals(&c0, &r0);
     ck_assert_int_eq(MR_trace_start(path), 0);
@@ -200,7 +181,7 @@ static void *injector(void *arg) {
   long id = (long)(intptr_t)arg;
   char text[64];
   for (int round = 0; !atomic_load(&g_stop_injecting); round++) {
-    ck_assert_int_eq(pfib(10 + (int)(id % 3)), fib_seq(10 + (int)(id % 3)));
+    ck_assert_int_eq(mr_test_pfib(10 + (int)(id % 3)), fib_seq(10 + (int)(id % 3)));
     snprintf(text, sizeof text, "injector %ld round %d", id, round);
     ck_assert_int_eq(MR_trace_marker(text), 0);
     usleep((useconds_t)(200 + 300 * id)); /* the engines fall asleep meanwhile */
@@ -243,7 +224,7 @@ START_TEST(test_trace_killed) {
   ck_assert_int_ge(child, 0);
   if (child == 0) {
     mr_test_start(2, opts);
-    for (;;) (void)pfib(18);
+    for (;;) (void)mr_test_pfib(18);
   }
   /* Until some blocks are out (an engine writes a block every 4096 events). */
   struct stat st;
