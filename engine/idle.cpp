@@ -126,12 +126,18 @@ bool pop_injected(Engine *e, Task *t) {
   return true;
 }
 
+// Called only by engine e: a runnable context, in the order it takes them: bound to it, its
+// hand-off slot, the shared queue.
+Context *take_queued(Engine *e) {
+  if (Context *c = e->bound.pop()) return c;
+  if (Context *c = take_runnext(e)) return c;
+  return g_rt->shared.pop();
+}
+
 // Called only by engine e: a context from the queues, or a spark from its own deque or the
 // injector. Foreign sparks wait until an engine runs out of its own.
 Context *take_local(Engine *e) {
-  if (Context *c = e->bound.pop()) return c;
-  if (Context *c = take_runnext(e)) return c;
-  if (Context *c = g_rt->shared.pop()) return c;
+  if (Context *c = take_queued(e)) return c;
   Task t;
   if (e->deque.pop(t)) {
     bump(e->stats.sparks_run_local);
@@ -210,7 +216,7 @@ Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
     }
     e->steal_offset++;
     if (queued_work_maybe(e)) {
-      if (Context *c = e->bound.pop(); c || (c = take_runnext(e)) || (c = g_rt->shared.pop())) {
+      if (Context *c = take_queued(e)) {
         become_working(e, nullptr);
         return c;
       }

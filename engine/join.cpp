@@ -79,10 +79,7 @@ void finish_task(Context *self, Join *j) {
         trace::on_spark_create(e);
         work_posted(e->id);
       }
-      p->suspended = false;
-      bump(e->stats.contexts_resumed);
-      e->current = p;
-      trace::on_run(e, p);
+      enter_context(e, p);
       leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
       return;
     }

@@ -44,14 +44,20 @@ void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san
   });
 }
 
-// Called only by engine e's scheduler: run c until something switches back to the scheduler.
-inline void run_context(Engine *e, Context *c) {
+// Called only by engine e, about to switch to c: c becomes e's running context, and a
+// suspension of c ends (counted once, for the statistics and the trace).
+inline void enter_context(Engine *e, Context *c) {
   e->current = c;
   if (c->suspended) {
     c->suspended = false;
     bump(e->stats.contexts_resumed);
   }
   trace::on_run(e, c);
+}
+
+// Called only by engine e's scheduler: run c until something switches back to the scheduler.
+inline void run_context(Engine *e, Context *c) {
+  enter_context(e, c);
   resume_context(c, e->sched_san, e->sched);
 }
 
@@ -93,12 +99,7 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
   trace::on_stop(e, self, why);
   if (next) {
     e->handoffs++;
-    e->current = next;
-    if (next->suspended) {
-      next->suspended = false;
-      bump(e->stats.contexts_resumed);
-    }
-    trace::on_run(e, next);
+    enter_context(e, next);
     leave_context(self, std::move(next->fiber), next->san, [e, self, &publish] {
       // self may go on at once (what it waits for came meanwhile): it runs when next leaves
       // the engine, by this same path or through the scheduler, as below.

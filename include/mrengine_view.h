@@ -1,0 +1,237 @@
+/* mrengine_view.h: what generated code reads of the current engine without a call, and the
+ * inline fast paths built on it (the granularity test, the fork and the join). Part of the C ABI
+ * of mrengine.h, which includes it inside its extern "C" block; do not include it alone. */
+#ifndef MRENGINE_VIEW_H
+#define MRENGINE_VIEW_H
+
+#ifndef MRENGINE_H
+#error "include mrengine.h, not mrengine_view.h"
+#endif
+
+/* ---- What generated code reads of the current engine ---------------------------------------- */
+
+/* One spark in an engine's deque, word by word: {fn, env, st} (engine/task.hpp's Task). */
+typedef struct MR_SparkSlot {
+  AO_t fn;  /* an MR_TaskFn */
+  AO_t env; /* a void * */
+  AO_t st;  /* an MR_SyncTerm * */
+} MR_SparkSlot;
+
+/* The array of an engine's deque: slot i of the deque is slots[i & mask]. Replaced (never
+ * changed in place) when the deque grows; a replaced array lives as long as the deque. */
+typedef struct MR_SparkArray {
+  AO_t mask;           /* capacity - 1 (a power of two, minus one) */
+  const void *retired; /* the runtime's own */
+  MR_SparkSlot *slots;
+} MR_SparkArray;
+
+/* What generated code may read of the current engine without a call. The layout is frozen per
+ * version: fields are never moved or removed, only added at the end (version 1 is the first
+ * four), and tests/check_granularity asserts every offset. It is read with libatomic_ops, so a
+ * client compiles as C89 or C99 without <stdatomic.h>. Version 2 adds what the inline fork and
+ * join need; a client compiled against it reads MR_engine_view_v2, which only a library of
+ * version 2 defines, so that such a client fails to link (or to load) against another version
+ * instead of running wrong. */
+typedef struct MR_EngineView {
+  const volatile AO_t *deque_top;    /* offset 0: index of the oldest spark of the engine's deque */
+  const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark */
+  AO_t spark_threshold;              /* offset 2 pointers: --granularity-factor x engines */
+  AO_t version;                      /* offset 2 pointers + 1 AO_t: MR_ENGINE_VIEW_VERSION */
+  /* version 2, from offset 2 pointers + 2 AO_t: */
+  AO_t engine;                       /* this engine's number, 0..N-1 */
+  volatile AO_t slow;                /* nonzero: fork and join must call the library (tracing,
+                                        MR_shutdown_now); written by the runtime */
+  MR_SparkArray *const volatile *deque_array; /* the deque's current array */
+  const volatile AO_t *census;       /* the runtime's census word: engines sleeping in the high
+                                        32 bits, searching in the low 32 */
+  volatile AO_t *sparks_pushed;      /* the engine's counters (MR_EngineStats), owner-written */
+  volatile AO_t *sparks_run_local;
+} MR_EngineView;
+
+#define MR_ENGINE_VIEW_VERSION 2
+
+/* The view of the engine running the current thread, or NULL on a thread that is not an engine.
+ * Set by the runtime; never write it. MR_engine_view is version 1's name, kept for its clients;
+ * MR_engine_view_v2 is the same pointer under the name of this version. */
+MR_EXTERN extern __thread const MR_EngineView *MR_engine_view;
+MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v2
+#if defined(__GNUC__)
+    __attribute__((tls_model("initial-exec")))
+#endif
+    ;
+
+/* The inline join's slow path: arrive for the `ran` branches it ran in place (a release RMW,
+ * which also finds more branches forked than counted), then MR_join_and_continue's. Called only
+ * by the inline MR_join_and_continue. */
+MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran);
+
+/* The slow half of the inline fork's post-work check: engines sleep and none searches, so wake
+ * one for the spark just pushed. Called only by the inline MR_fork_new_child, on an engine. */
+MR_EXTERN void MR_fork_wake_v2(void);
+
+#if defined(__GNUC__)
+#define MR_INLINE_ static __inline__
+#else
+#define MR_INLINE_ static
+#endif
+
+/* Nonzero if the current engine's deque holds fewer sparks than --granularity-factor x engines
+ * (default 8 x engines): generated code should then spark a conjunct, and otherwise run it in
+ * sequence (Mercury's MR_par_cond_local_wsdeque_length). Zero on a thread that is not an
+ * engine. A few loads and no call; the indices are read without ordering (AO_load), so the
+ * answer is a heuristic that may be one spark off while thieves steal. In position-independent
+ * code a compiler may keep the thread-local's address from an earlier use in the same function;
+ * if a join in between resumed the context on another engine, the test then reads the previous
+ * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
+MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
+  const MR_EngineView *v = MR_engine_view;
+  if (v == NULL) return 0;
+  {
+    AO_t bottom = AO_load(v->deque_bottom);
+    AO_t top = AO_load(v->deque_top);
+    return (long)(bottom - top) < (long)v->spark_threshold;
+  }
+}
+
+/* ---- The inline fork and join (x86-64, GCC or Clang) ---------------------------------------- */
+
+/* ThreadSanitizer does not model the fences the fast paths rely on (P1, D1): a client built with
+ * it calls the functions, which run the same protocol. */
+#if defined(__SANITIZE_THREAD__)
+#define MR_TSAN_CLIENT_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MR_TSAN_CLIENT_ 1
+#endif
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(MR_NO_INLINE_FORKS) && \
+    !defined(MR_TSAN_CLIENT_)
+#define MR_INLINE_FORKS 1
+#define MR_FAST_INLINE_ static __inline__ __attribute__((always_inline))
+
+/* The current thread's view, read afresh from the thread pointer at each call. A compiler may
+ * keep a thread-local's address across a call (the thread pointer is constant within a thread,
+ * and __tls_get_addr is declared const); a context that suspended in that call may have resumed
+ * on another engine's thread, and the kept address is then the old thread's. The volatile asm
+ * with a memory clobber is neither hoisted, merged nor kept across a call. */
+MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
+  const MR_EngineView *v;
+  __asm__ __volatile__("movq MR_engine_view_v2@gottpoff(%%rip), %0\n\t"
+                       "movq %%fs:(%0), %0"
+                       : "=r"(v)
+                       :
+                       : "memory");
+  return v;
+}
+
+/* The sync term's arrivals still expected: the first 32-bit word of st (engine/task.hpp). */
+#define MR_ST_COUNT_(st) ((volatile unsigned *)(void *)&(st)->mr_private[0])
+
+/* Count one event in an owner-written counter: a load and a store, no RMW. */
+#define MR_BUMP_(p) AO_store((p), AO_load(p) + 1)
+
+MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjuncts) {
+  if (conjuncts == 0) {
+    MR_sync_term_init(st, conjuncts); /* stops the process with the message */
+    return;
+  }
+  /* Plain stores: the spark push's store-release publishes them. */
+  AO_int_store(MR_ST_COUNT_(st), conjuncts);
+  st->mr_private[1] = 0; /* no parent yet */
+}
+
+/* The push of engine/wsdeque.hpp and the post-work check of engine/wake.hpp, with the same
+ * orderings (doc/design.md, proofs D1 and P1). */
+MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
+  const MR_EngineView *v = MR_view_now_();
+  if (v == NULL || AO_load(&v->slow) != 0 || AO_int_load(MR_ST_COUNT_(st)) <= 1) {
+    MR_fork_new_child(st, fn, env); /* not an engine, tracing, shutting down, or a misuse */
+    return;
+  }
+  {
+    volatile AO_t *bottom = (volatile AO_t *)v->deque_bottom;
+    AO_t b = AO_load(bottom);                     /* owner's own field */
+    AO_t t = AO_load_acquire(v->deque_top);       /* pairs with a thief's CAS */
+    MR_SparkArray *a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner */
+    MR_SparkSlot *s;
+    AO_t w;
+    if ((long)(b - t) > (long)a->mask) { /* full: the library grows the array */
+      MR_fork_new_child(st, fn, env);
+      return;
+    }
+    s = &a->slots[b & a->mask];
+    AO_store(&s->fn, (AO_t)fn);
+    AO_store(&s->env, (AO_t)env);
+    AO_store(&s->st, (AO_t)st);
+    /* store-release: the slot and the spark's environment before the new bottom (D1). */
+    AO_store_release(bottom, b + 1);
+    MR_BUMP_(v->sparks_pushed);
+    /* seq_cst fence: proof P1 (publish the spark, then read the census). */
+    AO_nop_full();
+    w = AO_load(v->census);
+    if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
+  }
+}
+
+/* The owner's pop of engine/wsdeque.hpp, and engine/join.cpp's join loop: while the newest spark
+ * on this engine's deque is one of st's, take it back and run it here; the branches run here
+ * arrive together at the end. */
+MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
+  unsigned ran = 0;
+  for (;;) {
+    const MR_EngineView *v = MR_view_now_();
+    volatile AO_t *top, *bottom;
+    MR_SparkArray *a;
+    MR_SparkSlot *s;
+    AO_t b, t;
+    MR_TaskFn fn;
+    void *env;
+    if (v == NULL || AO_load(&v->slow) != 0) break;
+    top = (volatile AO_t *)v->deque_top;
+    bottom = (volatile AO_t *)v->deque_bottom;
+    b = AO_load(bottom) - 1; /* owner's own field */
+    a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner-stored */
+    s = &a->slots[b & a->mask];
+    /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
+     * spark of another conjunction stays where it is. */
+    if ((long)(b - AO_load(top)) < 0 || (MR_SyncTerm *)AO_load(&s->st) != st) break;
+    AO_store(bottom, b);
+    /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
+     * miss each other for the last spark). */
+    AO_nop_full();
+    t = AO_load(top);
+    if ((long)(t - b) > 0) { /* a thief took it */
+      AO_store(bottom, b + 1);
+      break;
+    }
+    fn = (MR_TaskFn)AO_load(&s->fn);
+    env = (void *)AO_load(&s->env);
+    if (t == b) { /* the last spark: race the thieves for it (seq_cst CAS, D1) */
+      int won = AO_compare_and_swap_full(top, t, t + 1);
+      AO_store(bottom, b + 1);
+      if (!won) break;
+    }
+    MR_BUMP_(v->sparks_run_local);
+    fn(env);
+    ran++;
+  }
+  /* acquire: pairs with the other branches' release arrivals (their results become visible).
+   * If only the branches run here and the parent's own arrival are left, nobody else writes the
+   * counter: a plain store. */
+  if (AO_int_load_acquire(MR_ST_COUNT_(st)) == ran + 1) {
+    if (ran > 0) AO_int_store(MR_ST_COUNT_(st), 1);
+    return;
+  }
+  /* Branches still running elsewhere (or stolen, or another conjunction's spark, or not an
+   * engine, or slow): the library arrives for the ran branches and waits. */
+  MR_join_slow_v2(st, ran);
+}
+
+#define MR_sync_term_init(st, conjuncts) MR_sync_term_init_inline_((st), (conjuncts))
+#define MR_fork_new_child(st, fn, env) MR_fork_new_child_inline_((st), (fn), (env))
+#define MR_join_and_continue(st) MR_join_and_continue_inline_(st)
+
+#endif /* the inline fork and join */
+
+#endif /* MRENGINE_VIEW_H */
