@@ -181,8 +181,6 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data);
 // Wait until s is posted, retrying when a signal interrupts the wait. Any thread.
 void sem_wait_posted(sem_t *s);
 
-
-
 }  // namespace mr::engine
 
 #endif

@@ -43,15 +43,19 @@ void ensure_started(Engine *t) {
 
 Sent wake_engine(Engine *t, Action a, void *data) {
   Sent r = try_wake_engine(t->sleep, g_rt->census, a, data);
-  if (r == Sent::DELIVERED) trace::on_notify_sent(t->id, a);
-  if (r == Sent::DELIVERED) ensure_started(t);
+  if (r == Sent::DELIVERED) {
+    trace::on_notify_sent(t->id, a);
+    ensure_started(t);
+  }
   return r;
 }
 
 Sent notify_engine(Engine *t, Action a, void *data) {
   Sent r = try_notify_engine(t->sleep, g_rt->census, a, data);
-  if (r == Sent::DELIVERED) trace::on_notify_sent(t->id, a);
-  if (r == Sent::DELIVERED) ensure_started(t);
+  if (r == Sent::DELIVERED) {
+    trace::on_notify_sent(t->id, a);
+    ensure_started(t);
+  }
   return r;
 }
 
