@@ -56,13 +56,17 @@ extern "C" {
   XX(EBADF, -13, "bad file descriptor")                                                        \
   XX(ENOTPOLL, -14, "the file descriptor cannot be waited on (a regular file or a directory)") \
   XX(EINUSE, -15, "another context of this engine already waits on this file descriptor")      \
-  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")
+  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")                           \
+  XX(ENOCHANNEL, -17, "no such channel")                                                       \
+  XX(ELEVEL, -18, "priority level out of range")                                               \
+  XX(ECHANNELS, -19, "too many channels (MR_MAX_CHANNELS exist)")                              \
+  XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")
 
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -17
+  MR_ERRNO_END_ = -21
 } MR_Errno;
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
@@ -132,13 +136,24 @@ MR_EXTERN const char *MR_init_error_message(void);
  * afterwards. */
 MR_EXTERN int MR_shutdown(void);
 
-/* What MR_shutdown_now left undone. */
+#define MR_LEVELS 8         /* priority levels 0 (highest) .. MR_LEVELS - 1 (see "Channels") */
+#define MR_MAX_CHANNELS 64  /* channels per runtime, the default one included */
+
+/* What a shutdown left undone: MR_shutdown_now's, or MR_shutdown_report's (the contexts and
+ * sparks of MR_CLOSE_DROP channels). */
 typedef struct MR_ShutdownReport {
   size_t size;               /* set by the caller to sizeof(MR_ShutdownReport) */
   uint64_t contexts_dropped; /* contexts never resumed: queued to run, or waiting at a join, a
                                 future or a loop */
   uint64_t sparks_dropped;   /* sparks never run: on engines' deques or in the injector */
+  /* The same per channel (filled if size covers them): */
+  uint64_t channel_contexts_dropped[MR_MAX_CHANNELS];
+  uint64_t channel_sparks_dropped[MR_MAX_CHANNELS];
 } MR_ShutdownReport;
+
+/* MR_shutdown, and what it dropped in *report (report->size as for MR_shutdown_now; NULL: none).
+ * Returns as MR_shutdown does, or MR_EINVAL (report->size too small). */
+MR_EXTERN int MR_shutdown_report(MR_ShutdownReport *report);
 
 /* Stop without waiting for spawned contexts: each engine leaves as soon as the context it is
  * running reaches a suspension point (it finishes, suspends at a join, future or loop, or ends a
@@ -345,15 +360,21 @@ typedef struct MR_SpawnOptions {
   unsigned flags; /* reserved, must be 0 (MR_spawn_options_default sets it): MR_spawn refuses any
                      other value, so that a later version can give bits a meaning safely */
   int engine;     /* -1: any engine; otherwise the context is bound and runs only on this engine */
+  int channel;    /* the context's channel (MR_CHANNEL_DEFAULT, or one MR_channel_create made) */
+  uint64_t deadline; /* a deadline channel's order (MR_now() clock, ns; earliest runs first);
+                        must be 0 for a FIFO channel */
 } MR_SpawnOptions;
 
-/* Fill *opts with the defaults (unbound). Any thread. */
+/* Fill *opts with the defaults (unbound, MR_CHANNEL_DEFAULT, no deadline). Any thread. */
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
 
-/* Run fn(arg) in a new context with a regular-size stack, on the run queue (the shared one, or
- * opts->engine's own). opts may be NULL. Any thread while the runtime runs. Returns 0;
- * MR_ENOTINIT; MR_EINVAL (fn NULL, bad opts->size, opts->flags not 0); MR_ERANGE (no such
- * engine); MR_ENOMEM (no stack could be mapped). MR_shutdown waits for every spawned context. */
+/* Run fn(arg) in a new context with a regular-size stack, on opts->channel's queue (or, bound,
+ * on opts->engine's own). opts may be NULL; an opts->size that ends before `channel` means the
+ * default channel. Any thread while the runtime runs. Returns 0; MR_ENOTINIT; MR_EINVAL (fn
+ * NULL, bad opts->size, opts->flags not 0); MR_ERANGE (no such engine); MR_ENOCHANNEL;
+ * MR_EDEADLINE (a deadline for a FIFO channel, or 0 for a deadline channel); MR_ENOMEM (no stack
+ * could be mapped); MR_ESHUTDOWN. MR_shutdown waits for every spawned context of a complete
+ * channel (doc/api.md, "Channels"). */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
 /* Bind the context the caller runs in to the engine running it now, as MR_SpawnOptions.engine
@@ -365,6 +386,65 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
  * context's.) Returns the engine's id (0..N-1); MR_ENOTINIT; MR_ENOTENGINE on a thread that is
  * not an engine, including inside a blocking region that moved to a backup thread. */
 MR_EXTERN int MR_context_bind_here(void);
+
+/* ---- Channels: scheduling classes (doc/api.md, "Channels") ------------------------------------ */
+
+/* A channel is a queue of runnable contexts with a priority level (0 is the highest), a kind
+ * (FIFO, or earliest deadline first), a close policy (what MR_shutdown does with its contexts)
+ * and a followup channel: where its contexts are queued when they become runnable again after a
+ * suspension (a join, a future, loop control, a blocking region, MR_yield, a sleep or fd wait).
+ * Sparks belong to the channel of the context that initialised their sync term, and a context
+ * made for a stolen spark belongs to that channel. Which level an engine serves next is the
+ * policy's (--schedule, doc/options.md). Channel MR_CHANNEL_DEFAULT (level 0, FIFO, complete,
+ * followup itself) exists from MR_init; it is where every context goes unless told otherwise, so
+ * a program that makes no channel is scheduled as before channels existed. */
+#define MR_CHANNEL_DEFAULT 0
+
+#define MR_CHANNEL_FIFO 0     /* first queued, first run */
+#define MR_CHANNEL_DEADLINE 1 /* earliest MR_SpawnOptions.deadline first */
+#define MR_CLOSE_COMPLETE 0   /* MR_shutdown runs every context of the channel to its end */
+#define MR_CLOSE_DROP 1       /* MR_shutdown drops them (doc/api.md, "Closing") */
+
+typedef struct MR_ChannelOptions {
+  size_t size;  /* sizeof(MR_ChannelOptions); more fields may be added at the end */
+  int level;    /* 0 .. MR_LEVELS - 1 */
+  int kind;     /* MR_CHANNEL_FIFO or MR_CHANNEL_DEADLINE */
+  int close;    /* MR_CLOSE_COMPLETE or MR_CLOSE_DROP */
+  int followup; /* a channel, or -1: the new channel itself */
+} MR_ChannelOptions;
+
+/* Fill *opts with the defaults: level 0, FIFO, complete, followup itself. Any thread. */
+MR_EXTERN void MR_channel_options_default(MR_ChannelOptions *opts);
+
+/* Make a channel; returns its number (1 .. MR_MAX_CHANNELS - 1), or MR_ENOTINIT; MR_EINVAL
+ * (opts NULL, bad size, kind or close); MR_ELEVEL; MR_ENOCHANNEL (no such followup channel);
+ * MR_ECHANNELS (all exist); MR_ESHUTDOWN (MR_shutdown has begun). Channels live until the
+ * runtime stops. Any thread while the runtime runs. */
+MR_EXTERN int MR_channel_create(const MR_ChannelOptions *opts);
+
+/* The channel of the calling context (the one sparks forked here belong to), or MR_ENOTINIT;
+ * MR_ENOTENGINE on a thread that is not an engine. */
+MR_EXTERN int MR_channel_current(void);
+
+/* Give the engine to other work: the calling context is queued in its followup channel and runs
+ * again when the policy picks it (at once if nothing else waits). Returns 0; MR_ENOTINIT;
+ * MR_ENOTENGINE (not called from a context, or inside a blocking region on a backup thread). */
+MR_EXTERN int MR_yield(void);
+
+/* What a channel has done since MR_init (contexts are counted by their own channel, not the
+ * followup they were queued in). */
+typedef struct MR_ChannelStats {
+  size_t size;               /* set by the caller to sizeof(MR_ChannelStats) */
+  uint64_t contexts_run;     /* times one of its contexts was started or resumed */
+  uint64_t ns_run;           /* engine time its contexts ran (measured with --stats or the
+                                round-robin policy on, else 0) */
+  uint64_t contexts_dropped; /* its contexts MR_shutdown dropped (MR_CLOSE_DROP) */
+  uint64_t sparks_dropped;   /* its sparks MR_shutdown dropped */
+} MR_ChannelStats;
+
+/* Copy channel ch's counters into *out. Returns 0, MR_ENOTINIT, MR_ENOCHANNEL, or MR_EINVAL (out
+ * NULL or out->size too small). Any thread while the runtime runs. */
+MR_EXTERN int MR_channel_stats(int ch, MR_ChannelStats *out);
 
 /* ---- Blocking regions ---------------------------------------------------------------------- */
 
