@@ -47,6 +47,8 @@ Context *context_for_spark(Engine *e, const Task &t) {
           "lower --small-stack-size or -P",
           g_rt->p.small_stack_size / 1024);
   c->task = t;
+  c->channel = static_cast<int>(t.join->channel);  // the forking context's (task.hpp)
+  c->deadline = 0;  // started work: first in a deadline channel's order
   c->victim = -1;
   return c;
 }

@@ -75,7 +75,7 @@ void context_destroy(Context *c) {
   delete c;
 }
 
-std::size_t context_drop_all() {
+std::size_t context_drop_all(std::uint64_t *per_channel) {
   std::size_t n = 0;
   for (;;) {
     Context *c;
@@ -84,8 +84,10 @@ std::size_t context_drop_all() {
       c = g_all;
     }
     if (!c) return n;
+    bool counted = !c->dropped;
+    if (per_channel && counted) per_channel[c->channel]++;
     context_destroy(c);
-    n++;
+    n += counted;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <boost/context/stack_context.hpp>
+#include <boost/intrusive/set_hook.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,15 @@ struct Context {
   int victim = -1;
   std::uint32_t held = 0;
   int bound = -1;            // -1, or the engine this context may only run on
+  // Its channel (channel.hpp), for its whole task: where it is queued when it starts, whose
+  // followup it is queued in after a suspension, and what its sparks belong to. Set before the
+  // context is first published; then read by whoever queues or runs it (ordered like `fiber`).
+  int channel = 0;
+  std::uint64_t deadline = 0;  // its order in a deadline channel (MR_SpawnOptions.deadline)
+  // MR_shutdown dropped it (close.hpp): it never runs again, and its stack stays mapped until
+  // the runtime is freed, since sparks of its conjunctions may still be on deques.
+  bool dropped = false;
+  boost::intrusive::set_member_hook<> deadline_hook;  // a deadline channel's queue
   ContextKind kind = ContextKind::SMALL;
   // Set when the context suspends (a join, a future, loop control, or a blocking region moving
   // it to a backup thread), cleared by whoever resumes it: the statistics count each suspension
@@ -111,10 +121,12 @@ Context *context_create(ContextKind kind, std::size_t stack_bytes, ContextBody b
 void context_destroy(Context *c);
 
 // Free every context that context_destroy has not freed, without unwinding its stack (it may be
-// suspended in the middle of a task: nothing of it runs again), and return how many there were.
-// Called only when the runtime is freed, with no context running (after MR_shutdown_now they are
-// the dropped ones; after MR_shutdown or a failed start there are none).
-std::size_t context_drop_all();
+// suspended in the middle of a task: nothing of it runs again), and return how many there were
+// that MR_shutdown had not already dropped (Context::dropped), adding each of those to
+// per_channel[its channel] if per_channel is not null. Called only when the
+// runtime is freed, with no context running (after MR_shutdown_now, or MR_shutdown with drop
+// channels, they are the dropped ones; otherwise there are none).
+std::size_t context_drop_all(std::uint64_t *per_channel);
 
 }  // namespace mr::engine
 

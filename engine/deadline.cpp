@@ -32,7 +32,7 @@ Engine *home_for_arm(Engine *e) {
 void fire_resume(void *ctx, void *) { schedule(static_cast<Context *>(ctx)); }
 
 void fire_spawn(void *fn, void *env) {
-  int rc = spawn(reinterpret_cast<MR_TaskFn>(fn), env, -1);
+  int rc = spawn(reinterpret_cast<MR_TaskFn>(fn), env, -1, MR_CHANNEL_DEFAULT, 0);
   if (rc != 0 && rc != MR_ESHUTDOWN)
     warning(g_rt->p.quiet, "a timer's function could not start (%s): it does not run", MR_strerror(rc));
 }

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "channel.hpp"
 #include "context.hpp"
 #include "mrengine.h"
 #include "overflow.hpp"
@@ -58,6 +59,17 @@ struct Engine {
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
   int spin_budget = 1;           // steal rounds of its next own search (idle.cpp); set at start
+  // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
+  // level the channel taken from last (channels of one level alternate).
+  int rr_level = 0;
+  std::uint64_t rr_since = 0;
+  signed char last_channel[kLevels] = {};
+  // Per-channel time: the channel of the context running now (-1: none) and since when; the
+  // counts of contexts run and ns run per channel (owner-written, MR_channel_stats sums them).
+  int run_channel = -1;
+  std::uint64_t run_since = 0;
+  std::atomic<std::uint64_t> channel_runs[kMaxChannels]{};
+  std::atomic<std::uint64_t> channel_ns[kMaxChannels]{};
   bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
   unsigned handoffs = 0;         // direct switches to `runnext` since the scheduler last ran
   topo::Order order;             // victims (and engines to wake for work here), tier by tier
@@ -80,7 +92,8 @@ struct Engine {
   overflow::AltStack altstack;   // the engine thread's alternate signal stack
   // ---- shared ----
   WsDeque deque;                 // owner pushes/pops; thieves steal
-  MR_EngineView view{};          // what generated code reads inline (set in start, then frozen)
+  MR_EngineView view{};          // what generated code reads inline (set in start; then only
+                                 // its `channel`, by the owner at each switch)
   alignas(64) SleepSync sleep;   // the sleep-sync record
   // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
@@ -108,15 +121,23 @@ struct Runtime {
   Params p;
   int n = 0;
   Engine **engines = nullptr;
-  RunQueue shared;               // unbound runnable contexts
+  Channels channels;             // unbound runnable contexts, by channel (channel.hpp)
   Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;
   // Set once when engines are stopped (seq_cst store, proof P4); read by every idle loop, and at the end
   // of every task (MR_shutdown_now): on a line of its own, never written while the runtime runs.
   alignas(64) std::atomic<bool> shutdown{false};
+  // Set once when MR_shutdown begins (seq_cst store): from then on the contexts and sparks of
+  // drop channels are dropped when they would next run (doc/design.md, "Closing"). Read
+  // relaxed on the scheduler's paths; never written while the runtime runs before that.
+  std::atomic<bool> closing{false};
+  bool timing = false;           // per-channel time is measured (--stats, round-robin); frozen
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
   // at each spawned context's end, so not on the shutdown flag's line.
   alignas(64) Join spawned{};
+  // Spawned contexts of drop channels arrive here instead: it keeps a unit of its own, so its
+  // count never reaches zero and nobody waits on it.
+  Join spawned_drop{};
   // What every context runs (join.cpp's context body) and every engine thread runs
   // (lifecycle.cpp's thread body): set by start(), so that the lower files that create contexts
   // and lazy engine threads need not call up.
@@ -185,13 +206,30 @@ inline int engine_id(const Engine *e) { return e ? e->id : -1; }
 // The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
 
-// Might there be a context in the shared queue or in e's bound queue (e may be nullptr), or a
-// spark in the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst
-// fence before (P1, P3), and one that finds them stale looks again later.
+// Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
+// the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence
+// before (P1, P3), and one that finds them stale looks again later.
 inline bool queued_work_maybe(const Engine *e) {
-  // relaxed runnext load: as the queues' sizes, a hint ordered by the caller's fence.
-  return g_rt->shared.maybe_nonempty() || g_rt->injector.maybe_nonempty() ||
+  // relaxed runnext load: as the work word, a hint ordered by the caller's fence.
+  return g_rt->channels.work() != 0 || g_rt->injector.maybe_nonempty() ||
          (e && (e->bound.maybe_nonempty() || e->runnext.load(std::memory_order_relaxed) != 0));
+}
+
+// The channel a context is queued in when it becomes runnable: its own when it starts, its
+// own channel's followup after a suspension.
+inline int queue_channel(const Context *c) {
+  return c->suspended ? g_rt->channels.followup(c->channel) : c->channel;
+}
+
+// Is c to be dropped rather than run (MR_shutdown has begun and c's channel drops)? Any thread.
+inline bool dropping(const Context *c) {
+  // relaxed: a context that misses the flag runs once more, to its next suspension.
+  return g_rt->closing.load(std::memory_order_relaxed) &&
+         g_rt->channels[c->channel].close == Close::DROP;
+}
+inline bool dropping(const Join *j) {
+  return g_rt->closing.load(std::memory_order_relaxed) &&
+         g_rt->channels[static_cast<int>(j->channel)].close == Close::DROP;
 }
 
 // Called only by engine e: take the context in e's hand-off slot, if any.

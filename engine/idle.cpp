@@ -2,8 +2,8 @@
 // engine's own thread and shares that engine's owner-only fields (holds_search_unit,
 // woken_for_work, advised_victim, spin_budget, search_advised, steal_offset).
 //
-// The idle loop (find_work), in order: the engine's bound queue and the shared run queue, then its
-// own deque, then the injector, then (CAS IDLE->STEALING) bounded steal rounds, then (CAS
+// The idle loop (find_work), in order: the engine's own sources in the policy's order (its bound
+// queue, the channels, its hand-off slot, its own deque, the injector: take_local), then (CAS IDLE->STEALING) bounded steal rounds, then (CAS
 // STEALING->SLEEPING) a last look at all work after announcing itself as a sleeper, then the
 // semaphore.
 #include "config.h"
@@ -16,8 +16,10 @@
 #include <algorithm>
 
 #include "cache.hpp"
+#include "close.hpp"
 #include "fatal.hpp"
 #include "io_wait.hpp"
+#include "policy.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
@@ -117,35 +119,96 @@ void become_working(Engine *e, const Engine *victim) {
 
 // Called only by engine e: take a spark from the injector into *t.
 bool pop_injected(Engine *e, Task *t) {
-  Injected *n = g_rt->injector.pop();
-  if (!n) return false;
-  *t = n->task;
-  delete n;
-  bump(e->stats.sparks_injected);
-  trace::on_spark_run(e);
-  return true;
-}
-
-// Called only by engine e: a runnable context, in the order it takes them: bound to it, its
-// hand-off slot, the shared queue.
-Context *take_queued(Engine *e) {
-  if (Context *c = e->bound.pop()) return c;
-  if (Context *c = take_runnext(e)) return c;
-  return g_rt->shared.pop();
-}
-
-// Called only by engine e: a context from the queues, or a spark from its own deque or the
-// injector. Foreign sparks wait until an engine runs out of its own.
-Context *take_local(Engine *e) {
-  if (Context *c = take_queued(e)) return c;
-  Task t;
-  if (e->deque.pop(t)) {
-    bump(e->stats.sparks_run_local);
+  for (;;) {
+    Injected *n = g_rt->injector.pop();
+    if (!n) return false;
+    *t = n->task;
+    delete n;
+    if (!keep_spark(*t)) continue;
+    bump(e->stats.sparks_injected);
     trace::on_spark_run(e);
-    return context_for_spark(e, t);
+    return true;
   }
-  if (pop_injected(e, &t)) return context_for_spark(e, t);
-  return nullptr;
+}
+
+// Called only by engine e: the newest spark of its own deque into *t, unless MR_shutdown drops
+// it.
+bool pop_own(Engine *e, Task *t) {
+  while (e->deque.pop(*t))
+    if (keep_spark(*t)) return true;
+  return false;
+}
+
+// Called only by engine e: a spark popped from its own deque becomes its next work.
+Context *run_own(Engine *e, const Task &t) {
+  bump(e->stats.sparks_run_local);
+  trace::on_spark_run(e);
+  return context_for_spark(e, t);
+}
+
+// Called only by engine e: put back a context it took from its hand-off slot but does not run
+// now, where schedule() would have queued it.
+void requeue(Engine *e, Context *c) {
+  if (c->bound >= 0) {
+    e->bound.push(c);
+  } else {
+    g_rt->channels.push(queue_channel(c), c);
+    work_posted(e->id);
+  }
+}
+
+// Called only by engine e: its next work from its own sources (queues, hand-off slot, deque,
+// injector), or nullptr. Contexts bound to it come first. Otherwise the policy picks a level
+// among those that have work here: queued contexts (each at its queue channel's level), the
+// context in the hand-off slot, the newest spark of the deque (at its channel's level), the
+// injector's sparks (at the default channel's level). At the chosen level: the hand-off slot,
+// then the level's channels in turn, then the spark, then the injector.
+Context *take_local(Engine *e) {
+  if (Context *c = e->bound.pop()) return c;
+  Channels &chs = g_rt->channels;
+  Context *rn = take_runnext(e);
+  Task t;
+  // The common case, one level of work and no context waiting: the newest spark.
+  if (!rn && chs.work() == 0) {
+    if (pop_own(e, &t)) return run_own(e, t);
+    if (pop_injected(e, &t)) return context_for_spark(e, t);
+    return nullptr;
+  }
+  int rn_level = rn ? chs.level(queue_channel(rn)) : -1;
+  for (;;) {
+    unsigned busy = queued_levels();
+    if (rn) busy |= 1u << rn_level;
+    bool spark = pop_own(e, &t);
+    int spark_level = spark ? chs.level(static_cast<int>(t.join->channel)) : -1;
+    if (spark) busy |= 1u << spark_level;
+    if (g_rt->injector.maybe_nonempty()) busy |= 1u << chs.level(MR_CHANNEL_DEFAULT);
+    int L = next_level(e, busy);
+    if (L < 0) return nullptr;
+    Context *c = nullptr;
+    if (rn && rn_level == L) {
+      c = rn;
+      rn = nullptr;
+    } else {
+      c = take_level(e, L);
+    }
+    if (!c && spark && spark_level == L) {
+      if (rn) requeue(e, rn);
+      return run_own(e, t);
+    }
+    if (spark) {  // back where it was, for the owner's next look or a thief
+      e->deque.push(t);
+      work_posted(e->id);
+    }
+    if (c) {
+      if (rn) requeue(e, rn);
+      return c;
+    }
+    if (L == chs.level(MR_CHANNEL_DEFAULT) && pop_injected(e, &t)) {
+      if (rn) requeue(e, rn);
+      return context_for_spark(e, t);
+    }
+    // The level's work was taken meanwhile: look again.
+  }
 }
 
 void cpu_relax() {
@@ -175,7 +238,7 @@ Context *try_steal(Engine *e, Engine *v) {
       return reinterpret_cast<Context *>(x);
     }
   }
-  if (r != WsDeque::Steal::TAKEN) {
+  if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
     bump(e->stats.steal_failures);
     return nullptr;
   }
@@ -216,13 +279,9 @@ Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
     }
     e->steal_offset++;
     if (queued_work_maybe(e)) {
-      if (Context *c = take_queued(e)) {
+      if (Context *c = take_local(e)) {
         become_working(e, nullptr);
         return c;
-      }
-      if (Task t; pop_injected(e, &t)) {
-        become_working(e, nullptr);
-        return context_for_spark(e, t);
       }
     }
     // acquire: pairs with a notifier's release store of NOTIFIED.
@@ -449,6 +508,12 @@ void scheduler(Engine *e) {
       c = find_work(e);
       if (!c) return;
       timers_working(e);
+    }
+    // Every context that the scheduler runs comes through here (the hand-offs stop once
+    // MR_shutdown closes), so this is where those of drop channels are dropped.
+    if (dropping(c)) {
+      drop_context(c);
+      continue;
     }
     run_context(e, c);
   }

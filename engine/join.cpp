@@ -6,7 +6,9 @@
 #include <new>
 
 #include "cache.hpp"
+#include "close.hpp"
 #include "fatal.hpp"
+#include "policy.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
 
@@ -21,24 +23,39 @@ constexpr const char *kTooManyBranches =
 // The next spark for a context that has just run one, taken without the scheduler: one of this
 // engine's own, else (for a context whose spark was stolen) another from the same victim, so that
 // a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
-// context waits (they come first). Called only by context self on engine e.
+// context of its level or above waits (contexts come first at a level). Called only by context
+// self on engine e.
 bool next_spark(Engine *e, Context *self, Task &t) {
-  if (e->bound.maybe_nonempty() || g_rt->shared.maybe_nonempty()) return false;
-  if (e->deque.pop(t)) {
+  if (e->bound.maybe_nonempty() ||
+      (g_rt->channels.work() & g_rt->channels.at_or_above(g_rt->channels.level(self->channel))))
+    return false;
+  while (e->deque.pop(t)) {
+    if (!keep_spark(t)) continue;
     bump(e->stats.sparks_run_local);
     trace::on_spark_run(e);
     return true;
   }
-  if (self->victim < 0) return false;
-  bump(e->stats.steal_attempts);
-  if (g_rt->engines[self->victim]->deque.steal(t) == WsDeque::Steal::TAKEN) {
+  while (self->victim >= 0) {
+    bump(e->stats.steal_attempts);
+    if (g_rt->engines[self->victim]->deque.steal(t) != WsDeque::Steal::TAKEN) {
+      bump(e->stats.steal_failures);
+      self->victim = -1;
+      return false;
+    }
+    if (!keep_spark(t)) continue;
     bump(e->stats.sparks_stolen);
     trace::on_spark_steal(e, self->victim);
     return true;
   }
-  bump(e->stats.steal_failures);
-  self->victim = -1;
   return false;
+}
+
+// Context self on engine e goes on with spark t: it takes t's channel (the forking context's).
+void take_task(Engine *e, Context *self, const Task &t) {
+  trace::on_run(e, self);  // a new task: a new thread for the trace
+  self->task = t;
+  self->channel = static_cast<int>(t.join->channel);
+  e->view.channel = static_cast<AO_t>(self->channel);
 }
 
 // A child's arrival at its join, then its next task. Called only by context self, which has just
@@ -57,8 +74,7 @@ void finish_task(Context *self, Join *j) {
     // Not the last arrival (t's is still to come): hold this one back, and arrive once for all
     // of them, so a fan-out costs one RMW on the join's line per run of sparks, not per spark.
     self->held = arrivals;
-    trace::on_run(e, self);  // a new task: a new thread for the trace
-    self->task = t;
+    take_task(e, self, t);
     return;
   }
   // acq_rel: release publishes the children's results to the parent; acquire (for the last
@@ -70,7 +86,10 @@ void finish_task(Context *self, Join *j) {
     Context *p = j->parent;
     // The last arrival is a child only after the parent's own (which set parent first).
     if (p == nullptr) fatal(kTooManyBranches);
-    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping) {
+    // relaxed closing: a parent that misses it is dropped at its next suspension.
+    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
+        !g_rt->closing.load(std::memory_order_relaxed) &&
+        !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
       // spark in hand back on this engine's deque.
       if (have) {
@@ -86,8 +105,7 @@ void finish_task(Context *self, Join *j) {
     schedule(p);
   }
   if (have) {
-    trace::on_run(e, self);  // a new task: a new thread for the trace
-    self->task = t;
+    take_task(e, self, t);
     return;
   }
   switch_to_scheduler(e, self, [e, self] { release_context(e, self); });
@@ -176,6 +194,11 @@ void join_wait(Join *j, std::uint32_t ran) {
   suspend_on_join(e, j);
 }
 
+int current_channel() {
+  Engine *e = this_engine();
+  return e && e->current ? e->current->channel : MR_CHANNEL_DEFAULT;
+}
+
 int bind_here() {
   Engine *e = this_engine();
   if (!e || !e->current) return MR_ENOTENGINE;
@@ -184,12 +207,16 @@ int bind_here() {
   return e->id;
 }
 
-int spawn(MR_TaskFn fn, void *arg, int engine) {
+int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline) {
   Engine *e = this_engine();
-  // MR_shutdown_now has begun (MR_shutdown closes the counter below instead). relaxed: a
-  // context that misses the flag only adds a context that is then dropped and counted.
+  // MR_shutdown_now has begun (MR_shutdown closes the counter below instead), or MR_shutdown has
+  // and the channel drops its contexts. relaxed: a context that misses the flag only adds a
+  // context that is then dropped and counted.
   if (g_rt->shutdown.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
-  Join &spawned = g_rt->spawned;
+  bool drops = g_rt->channels[channel].close == Close::DROP;
+  if (drops && g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
+  // A drop channel's context is not waited for: its join keeps a unit of its own (Runtime).
+  Join &spawned = drops ? g_rt->spawned_drop : g_rt->spawned;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
   std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
   do {
@@ -205,6 +232,8 @@ int spawn(MR_TaskFn fn, void *arg, int engine) {
   }
   ctx->task = Task{fn, arg, &spawned};
   ctx->bound = engine;
+  ctx->channel = channel;
+  ctx->deadline = deadline;
   schedule(ctx);
   return 0;
 }

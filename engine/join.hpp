@@ -22,10 +22,15 @@ void join_wait(Join *j, std::uint32_t ran = 0);
 // running on e suspends, or with e == nullptr the calling thread blocks.
 void suspend_on_join(Engine *e, Join *j);
 
-// A new context running fn(arg), unbound (engine -1) or bound to `engine`, counted in the spawn
-// join that MR_shutdown waits on. Any thread while running. Returns 0, MR_ENOMEM or
-// MR_ESHUTDOWN.
-int spawn(MR_TaskFn fn, void *arg, int engine);
+// A new context running fn(arg), unbound (engine -1) or bound to `engine`, of channel `channel`
+// (an existing one; `deadline` its order if it is a deadline channel), counted in the spawn join
+// that MR_shutdown waits on (or, for a drop channel, in the one nobody waits on). Any thread
+// while running. Returns 0, MR_ENOMEM or MR_ESHUTDOWN.
+int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline);
+
+// The channel of the context running on the calling engine, or MR_CHANNEL_DEFAULT on a thread
+// that is not an engine (or in a blocking region on a backup thread). Any thread.
+int current_channel();
 
 // Bind the context running on the calling engine to that engine until its task ends. Returns the
 // engine's id, or MR_ENOTENGINE on a thread that is not an engine. Context code only.

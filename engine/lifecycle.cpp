@@ -13,6 +13,7 @@
 
 #include "blocking.hpp"
 #include "cache.hpp"
+#include "close.hpp"
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "idle.hpp"
@@ -140,7 +141,8 @@ void check_drained() {
 // Engine 0's thread leaves the runtime and everything is freed, once no other engine runs:
 // engine 0's scheduler fiber is suspended in run_context (or never started), holding nothing, so
 // it is forgotten. The sparks and contexts nobody will run are counted into *dropped (if not
-// null): every context still alive once the caches are freed is queued or waiting.
+// null), in all and per channel: every context still alive once the caches are freed is queued
+// or waiting (or was dropped by MR_shutdown, which counted it then).
 void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   overflow::altstack_off(e0->altstack);
   overflow::uninstall();
@@ -149,21 +151,22 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   std::uint64_t w = g_rt->census.load();
   MR_CHECK(Census::searching(w) == 0 && Census::sleeping(w) == 0,
            "census not zero after shutdown (a searching or sleeping unit was lost)");
-  std::uint64_t sparks = 0;
+  // Sparks first: their joins may be on the stacks of contexts freed below.
+  std::uint64_t per_sparks[kMaxChannels] = {}, per_contexts[kMaxChannels] = {};
+  Task t;
   for (int i = 0; i < g_rt->n; i++)
-    sparks += static_cast<std::uint64_t>(g_rt->engines[i]->deque.size_estimate());
+    while (g_rt->engines[i]->deque.pop(t)) per_sparks[t.join->channel]++;  // no thief is left
   while (Injected *n = g_rt->injector.pop()) {
+    per_sparks[n->task.join->channel]++;
     delete n;
-    sparks++;
   }
+  // The free contexts first, so that what context_drop_all finds is what nobody will run.
+  destroy_cached_contexts();
+  (void)context_drop_all(per_contexts);
+  if (dropped) report_drops(dropped, per_contexts, per_sparks);
   g_running.store(false, std::memory_order_release);
   set_current(nullptr);
   destroy_runtime();
-  std::size_t contexts = context_drop_all();
-  if (dropped) {
-    dropped->contexts_dropped = contexts;
-    dropped->sparks_dropped = sparks;
-  }
 }
 
 // The end of both shutdowns, on the primordial context (engine e = engine 0). `drained`: every
@@ -189,6 +192,8 @@ int start(const Params &p, std::string *err) {
   g_rt->context_body = context_body;
   g_rt->engine_thread = engine_main;
   g_rt->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
+  g_rt->spawned_drop.count.store(1, std::memory_order_relaxed);  // its own unit, never given
+  g_rt->timing = p.print_stats || p.policy == Policy::ROUND_ROBIN;
   if (sem_init(&g_rt->started, 0, 0) != 0) {
     destroy_runtime();
     return MR_ENOMEM;
@@ -293,14 +298,20 @@ int start(const Params &p, std::string *err) {
   return 0;
 }
 
-int stop() {
+int stop(MR_ShutdownReport *dropped) {
   Engine *e = this_engine();
   if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
-  // Wait for every spawned context, and close the counter at zero so that no spawn can slip in
-  // after: the primordial always takes the suspend path (its decrement is the last or it is
-  // resumed by the last one).
+  // Drop channels' work is dropped from now on (close.hpp).
+  begin_closing();
+  // Wait for every spawned context of a complete channel, and close the counter at zero so
+  // that no spawn can slip in after: the primordial always takes the suspend path (its
+  // decrement is the last or it is resumed by the last one).
   suspend_on_join(e, &g_rt->spawned);
-  finish_stop(e, nullptr, true);
+  // Drained (the debug build checks) unless a drop channel has left work behind.
+  bool drained = g_rt->spawned_drop.count.load(std::memory_order_relaxed) == 1;
+  for (int ch = 0; ch < g_rt->channels.count(); ch++)
+    drained = drained && g_rt->channels[ch].sparks_dropped.load(std::memory_order_relaxed) == 0;
+  finish_stop(e, dropped, drained);
   return 0;
 }
 

@@ -14,9 +14,10 @@ namespace mr::engine {
 // a message in *err. Call from a thread that is not an engine, with the runtime stopped.
 int start(const Params &p, std::string *err);
 
-// Wait for every spawned context, stop every engine, free everything. Called only from the
-// primordial context. Returns 0 or a negative MR_E* code.
-int stop();
+// Wait for every spawned context of a complete channel (dropping drop channels' work meanwhile,
+// close.hpp), stop every engine, free everything; what was dropped goes into *dropped if it is
+// not null. Called only from the primordial context. Returns 0 or a negative MR_E* code.
+int stop(MR_ShutdownReport *dropped);
 
 // Stop without waiting: every engine leaves once its running context reaches a suspension point
 // (finishes, suspends, or ends a blocking region); queued and suspended contexts and pending

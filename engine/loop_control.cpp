@@ -107,7 +107,8 @@ int lc_spawn(LoopControl *lc, MR_TaskFn fn, void *env) {
   LoopControl::Slot *s = lc_acquire(lc);
   s->fn = fn;
   s->env = env;
-  int rc = spawn(lc_iteration, s, -1);
+  // The iterations are the master's work: of its channel (first in a deadline channel's order).
+  int rc = spawn(lc_iteration, s, -1, current_channel(), 0);
   if (rc != 0) lc_release(s);
   return rc;
 }

@@ -13,6 +13,9 @@ namespace mr::engine {
 // --thread-pinning: the order is the order of the option's choices.
 enum class Pinning { NONE, CORES, PUS };
 
+// --schedule: which level an engine serves next (policy.hpp); the order of the option's choices.
+enum class Policy { HIGHEST_FIRST, ROUND_ROBIN };
+
 struct Params {
   int engines = 1;
   int spin_rounds = 32;
@@ -29,6 +32,8 @@ struct Params {
   std::string trace_path;    // --trace: the trace file (.eventlog or .json), or empty
   Park park;                 // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
   bool fd_waits = false;     // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
+  Policy policy = Policy::HIGHEST_FIRST;  // --schedule
+  unsigned level_slice_us = 1000;         // --level-slice-us: a level's turn under round-robin
 };
 
 }  // namespace mr::engine

@@ -64,6 +64,43 @@ void stats_get(int i, MR_EngineStats *out) {
   std::memcpy(out, &s, n);
 }
 
+void channel_stats_get(int ch, MR_ChannelStats *out) {
+  std::uint64_t runs = 0, ns = 0;
+  for (int i = 0; i < g_rt->n; i++) {
+    // relaxed: owner-written counters, as in row_of.
+    runs += g_rt->engines[i]->channel_runs[ch].load(std::memory_order_relaxed);
+    ns += g_rt->engines[i]->channel_ns[ch].load(std::memory_order_relaxed);
+  }
+  const Channel &c = g_rt->channels[ch];
+  out->contexts_run = runs;
+  out->ns_run = ns;
+  // relaxed: counts, exact once the engines stopped.
+  out->contexts_dropped = c.contexts_dropped.load(std::memory_order_relaxed);
+  out->sparks_dropped = c.sparks_dropped.load(std::memory_order_relaxed);
+}
+
+namespace {
+
+// The per-channel rows of the --stats table.
+void print_channels(FILE *out) {
+  std::fprintf(out, "%-7s %5s %8s %8s %9s %12s %12s %8s %8s\n", "channel", "level", "kind",
+               "close", "followup", "run", "ms", "dropped", "sparks");
+  for (int ch = 0; ch < g_rt->channels.count(); ch++) {
+    const Channel &c = g_rt->channels[ch];
+    MR_ChannelStats s{};
+    s.size = sizeof s;
+    channel_stats_get(ch, &s);
+    std::fprintf(out, "%-7d %5d %8s %8s %9d %12llu %12.3f %8llu %8llu\n", ch, c.level,
+                 c.kind == ChannelKind::FIFO ? "fifo" : "deadline",
+                 c.close == Close::COMPLETE ? "complete" : "drop", c.followup,
+                 static_cast<unsigned long long>(s.contexts_run), static_cast<double>(s.ns_run) / 1e6,
+                 static_cast<unsigned long long>(s.contexts_dropped),
+                 static_cast<unsigned long long>(s.sparks_dropped));
+  }
+}
+
+}  // namespace
+
 void print_stats(FILE *out) {
   // Rows: each engine, then the totals. Columns: the counters, each as wide as its widest figure.
   const std::vector<std::string> names = column_names();
@@ -94,6 +131,7 @@ void print_stats(FILE *out) {
       std::fprintf(out, " %*llu", width[c], static_cast<unsigned long long>(rows[i][c]));
     std::fprintf(out, "\n");
   }
+  print_channels(out);
   std::fflush(out);
 }
 

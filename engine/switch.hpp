@@ -15,7 +15,9 @@
 
 #include "engine.hpp"
 #include "fatal.hpp"
+#include "policy.hpp"
 #include "trace.hpp"
+#include "wake.hpp"
 
 namespace mr::engine {
 
@@ -44,10 +46,28 @@ void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san
   });
 }
 
-// Called only by engine e, about to switch to c: c becomes e's running context, and a
-// suspension of c ends (counted once, for the statistics and the trace).
+// Called only by engine e: from now on e's time is channel ch's (-1: its scheduler's), when
+// per-channel time is measured (Runtime::timing).
+inline void account_channel(Engine *e, int ch) {
+  if (!g_rt->timing) return;
+  std::uint64_t now = now_ns();
+  if (int r = e->run_channel; r >= 0) {
+    // relaxed load + store: owner-written, as the counters (counters.hpp).
+    e->channel_ns[r].store(e->channel_ns[r].load(std::memory_order_relaxed) + (now - e->run_since),
+                           std::memory_order_relaxed);
+  }
+  e->run_channel = ch;
+  e->run_since = now;
+}
+
+// Called only by engine e, about to switch to c: c becomes e's running context (its channel
+// the one the inline MR_sync_term_init reads), and a suspension of c ends (counted once, for
+// the statistics and the trace).
 inline void enter_context(Engine *e, Context *c) {
   e->current = c;
+  e->view.channel = static_cast<AO_t>(c->channel);
+  bump(e->channel_runs[c->channel]);
+  account_channel(e, c->channel);
   if (c->suspended) {
     c->suspended = false;
     bump(e->stats.contexts_resumed);
@@ -66,6 +86,7 @@ inline void run_context(Engine *e, Context *c) {
 template <class F>
 void switch_to_scheduler(Engine *e, Context *self, F publish) {
   e->current = nullptr;
+  account_channel(e, -1);
   leave_context(self, std::move(e->sched), e->sched_san, publish);
 }
 
@@ -77,9 +98,10 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 //
 // If the engine's hand-off slot holds a context (one that self made runnable, say by signalling
 // a future it now waits on), self switches straight to it, without the scheduler: a ping-pong
-// costs one switch per hand-off. Not while the engine has bound work queued or the runtime
-// stops, and not more than kMaxHandoffs times in a row, so that the scheduler still runs (its
-// queues, its notifications) however two contexts keep handing the engine to each other.
+// costs one switch per hand-off. Not while the engine has bound work queued, a context of a
+// higher level than the slot's is queued, or the runtime closes or stops, and not more than
+// kMaxHandoffs times in a row, so that the scheduler still runs (its queues, its policy, its
+// notifications) however two contexts keep handing the engine to each other.
 constexpr unsigned kMaxHandoffs = 64;
 template <class F>
 void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
@@ -88,13 +110,19 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
   self->suspended = true;
   bump(e->stats.contexts_suspended);
   Context *next = nullptr;
+  // relaxed flags: the scheduler, reached instead, reads them again.
   if (e->handoffs < kMaxHandoffs && !e->bound.maybe_nonempty() &&
+      !g_rt->closing.load(std::memory_order_relaxed) &&
       !g_rt->shutdown.load(std::memory_order_relaxed)) {
     next = e->next_ctx;
     if (next)
       e->next_ctx = nullptr;
     else
       next = take_runnext(e);
+    if (next && queued_above(g_rt->channels.level(queue_channel(next)))) {
+      enqueue(next);  // it waits its turn in its queue
+      next = nullptr;
+    }
   }
   trace::on_stop(e, self, why);
   if (next) {

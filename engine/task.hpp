@@ -18,8 +18,13 @@ struct Context;
 //          parent only after it has finished suspending (J1 in doc/design.md): so whoever brings
 //          it to zero knows the parent's continuation is saved and may resume it.
 //   parent: written by the parent before its decrement; read by the last arrival after its.
+//   channel: the channel of the context that initialised it, which its sparks belong to (a
+//          thief's context for one of them is of that channel). Written at initialisation and
+//          published with the sparks (D1); the inline MR_sync_term_init writes it too
+//          (mrengine_view.h, MR_ST_CHANNEL_).
 struct Join {
   std::atomic<std::uint32_t> count;
+  std::uint32_t channel;
   Context *parent;
 };
 static_assert(sizeof(Join) <= sizeof(MR_SyncTerm), "MR_SyncTerm too small for Join");

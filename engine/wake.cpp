@@ -129,12 +129,21 @@ void schedule(Context *c) {
     }
     c = reinterpret_cast<Context *>(old & ~kRunnextBound);
   }
+  enqueue(c);
+}
+
+void enqueue(Context *c) {
+  Engine *self = t_engine;
   if (c->bound < 0) {
-    g_rt->shared.push(c);
+    g_rt->channels.push(queue_channel(c), c);
     work_posted(self ? self->id : -1);
     return;
   }
   Engine *t = g_rt->engines[c->bound];
+  if (t == self) {  // its own engine (MR_yield): it looks at its bound queue before it sleeps
+    t->bound.push(c);
+    return;
+  }
   // A sleeping target gets the context itself (never dropped: only through the lock).
   if (t->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING &&
       wake_engine(t, Action::CONTEXT, c) == Sent::DELIVERED) {

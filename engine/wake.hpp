@@ -10,8 +10,8 @@
 
 namespace mr::engine {
 
-// Is any work visible: a spark on any deque, a context in the shared queue or in self's bound
-// queue (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller
+// Is any work visible: a spark on any deque, a context in any channel (the work word) or in
+// self's bound queue (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller
 // has a seq_cst fence right before (P1, P2, P3).
 bool work_visible(const Engine *self);
 
@@ -45,10 +45,15 @@ inline void work_posted(int origin) {
   wake_for_work(origin);
 }
 
-// Make a suspended context runnable: an unbound one on the shared queue (P1), a bound one handed
-// to its sleeping engine or queued there with advice (P3), a FOREIGN record by posting its
-// thread. Any thread.
+// Make a suspended context runnable: from a context running on an engine where c may run, into
+// that engine's hand-off slot; otherwise as enqueue. A FOREIGN record by posting its thread. Any
+// thread.
 void schedule(Context *c);
+
+// Queue a runnable context (not FOREIGN): an unbound one in its queue channel (queue_channel)
+// with the post-work check (P1), a bound one handed to its sleeping engine or queued there with
+// advice (P3). Any thread.
+void enqueue(Context *c);
 
 }  // namespace mr::engine
 

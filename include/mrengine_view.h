@@ -29,9 +29,10 @@ typedef struct MR_SparkArray {
  * version: fields are never moved or removed, only added at the end (version 1 is the first
  * four), and tests/check_granularity asserts every offset. It is read with libatomic_ops, so a
  * client compiles as C89 or C99 without <stdatomic.h>. Version 2 adds what the inline fork and
- * join need; a client compiled against it reads MR_engine_view_v2, which only a library of
- * version 2 defines, so that such a client fails to link (or to load) against another version
- * instead of running wrong. */
+ * join need, and version 3 the running context's channel, which the inline MR_sync_term_init
+ * stores in the sync term. A client compiled against version N reads MR_engine_view_vN, which
+ * only a library of version N defines, so that such a client fails to link (or to load)
+ * against another version instead of running wrong. */
 typedef struct MR_EngineView {
   const volatile AO_t *deque_top;    /* offset 0: index of the oldest spark of the engine's deque */
   const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark */
@@ -46,21 +47,23 @@ typedef struct MR_EngineView {
                                         32 bits, searching in the low 32 */
   volatile AO_t *sparks_pushed;      /* the engine's counters (MR_EngineStats), owner-written */
   volatile AO_t *sparks_run_local;
+  /* version 3: */
+  volatile AO_t channel;             /* the channel of the context running on the engine */
 } MR_EngineView;
 
-#define MR_ENGINE_VIEW_VERSION 2
+#define MR_ENGINE_VIEW_VERSION 3
 
 /* The view of the engine running the current thread, or NULL on a thread that is not an engine.
  * Set by the runtime; never write it. MR_engine_view is version 1's name, kept for its clients;
- * MR_engine_view_v2 is the same pointer under the name of this version. */
+ * MR_engine_view_v3 is the same pointer under the name of this version. */
 MR_EXTERN extern __thread const MR_EngineView *MR_engine_view;
-MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v2
+MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v3
 #if defined(__GNUC__)
     __attribute__((tls_model("initial-exec")))
 #endif
     ;
 
-/* The inline join's slow path: arrive for the `ran` branches it ran in place (a release RMW,
+/* The inline join's slow path (unchanged since version 2, hence its name): arrive for the `ran` branches it ran in place (a release RMW,
  * which also finds more branches forked than counted), then MR_join_and_continue's. Called only
  * by the inline MR_join_and_continue. */
 MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran);
@@ -117,7 +120,7 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
  * with a memory clobber is neither hoisted, merged nor kept across a call. */
 MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   const MR_EngineView *v;
-  __asm__ __volatile__("movq MR_engine_view_v2@gottpoff(%%rip), %0\n\t"
+  __asm__ __volatile__("movq MR_engine_view_v3@gottpoff(%%rip), %0\n\t"
                        "movq %%fs:(%0), %0"
                        : "=r"(v)
                        :
@@ -125,8 +128,10 @@ MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   return v;
 }
 
-/* The sync term's arrivals still expected: the first 32-bit word of st (engine/task.hpp). */
+/* The sync term's arrivals still expected, and its channel: the first two 32-bit words of st
+ * (engine/task.hpp's Join). */
 #define MR_ST_COUNT_(st) ((volatile unsigned *)(void *)&(st)->mr_private[0])
+#define MR_ST_CHANNEL_(st) (MR_ST_COUNT_(st) + 1)
 
 /* Count one event in an owner-written counter: a load and a store, no RMW. */
 #define MR_BUMP_(p) AO_store((p), AO_load(p) + 1)
@@ -136,9 +141,13 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
     MR_sync_term_init(st, conjuncts); /* stops the process with the message */
     return;
   }
-  /* Plain stores: the spark push's store-release publishes them. */
-  AO_int_store(MR_ST_COUNT_(st), conjuncts);
-  st->mr_private[1] = 0; /* no parent yet */
+  {
+    const MR_EngineView *v = MR_view_now_();
+    /* Plain stores: the spark push's store-release publishes them. */
+    AO_int_store(MR_ST_COUNT_(st), conjuncts);
+    AO_int_store(MR_ST_CHANNEL_(st), v == NULL ? 0u : (unsigned)AO_load(&v->channel));
+    st->mr_private[1] = 0; /* no parent yet */
+  }
 }
 
 /* The push of engine/wsdeque.hpp and the post-work check of engine/wake.hpp, with the same

@@ -18,6 +18,7 @@
 #include "engine/loop_control.hpp"
 #include "engine/stats.hpp"
 #include "engine/trace.hpp"
+#include "engine/yield.hpp"
 #include "mrengine.h"
 #include "options.hpp"
 
@@ -110,12 +111,27 @@ MR_EXTERN const char *MR_init_error_message(void) { return g_init_error; }
 
 MR_EXTERN int MR_shutdown(void) {
   if (!mr::engine::running()) return MR_ENOTINIT;
-  return mr::engine::stop();
+  return mr::engine::stop(nullptr);
+}
+
+namespace {
+
+// A report's size covers at least the totals (the per-channel arrays came later).
+bool report_ok(const MR_ShutdownReport *r) {
+  return !r || r->size >= offsetof(MR_ShutdownReport, channel_contexts_dropped);
+}
+
+}  // namespace
+
+MR_EXTERN int MR_shutdown_report(MR_ShutdownReport *report) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!report_ok(report)) return MR_EINVAL;
+  return mr::engine::stop(report);
 }
 
 MR_EXTERN int MR_shutdown_now(MR_ShutdownReport *report) {
   if (!mr::engine::running()) return MR_ENOTINIT;
-  if (report && report->size < sizeof *report) return MR_EINVAL;
+  if (!report_ok(report)) return MR_EINVAL;
   return mr::engine::stop_now(report);
 }
 
@@ -136,6 +152,7 @@ MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts) {
   mr::engine::Join *j = join_of(st);
   // relaxed: the sync term is published to other engines by the spark push (release).
   new (&j->count) std::atomic<std::uint32_t>(conjuncts);
+  j->channel = static_cast<std::uint32_t>(mr::engine::current_channel());
   j->parent = nullptr;
 }
 
@@ -252,24 +269,85 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts) {
   std::memset(opts, 0, sizeof *opts);
   opts->size = sizeof *opts;
   opts->engine = -1;
+  opts->channel = MR_CHANNEL_DEFAULT;
 }
+
+namespace {
+
+// Does an options record of `size` bytes hold the field that ends at `end`?
+constexpr bool has_field(std::size_t size, std::size_t end) { return size >= end; }
+
+}  // namespace
 
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!fn) return MR_EINVAL;
-  int engine = -1;
+  int engine = -1, channel = MR_CHANNEL_DEFAULT;
+  std::uint64_t deadline = 0;
   if (opts) {
-    if (opts->size < offsetof(MR_SpawnOptions, engine) + sizeof(int) || opts->size > 4096)
+    if (!has_field(opts->size, offsetof(MR_SpawnOptions, engine) + sizeof(int)) ||
+        opts->size > 4096)
       return MR_EINVAL;
     if (opts->flags != 0) return MR_EINVAL; // reserved (mrengine.h)
     engine = opts->engine;
     if (engine < -1 || engine >= mr::engine::num_engines()) return MR_ERANGE;
+    if (has_field(opts->size, offsetof(MR_SpawnOptions, channel) + sizeof(int))) {
+      channel = opts->channel;
+      if (!mr::engine::g_rt->channels.exists(channel)) return MR_ENOCHANNEL;
+    }
+    if (has_field(opts->size, offsetof(MR_SpawnOptions, deadline) + sizeof(std::uint64_t)))
+      deadline = opts->deadline;
   }
+  bool by_deadline = mr::engine::g_rt->channels[channel].kind == mr::engine::ChannelKind::DEADLINE;
+  if (by_deadline != (deadline != 0)) return MR_EDEADLINE;
   try {
-    return mr::engine::spawn(fn, arg, engine);
+    return mr::engine::spawn(fn, arg, engine, channel, deadline);
   } catch (...) {
     return MR_ENOMEM;
   }
+}
+
+MR_EXTERN void MR_channel_options_default(MR_ChannelOptions *opts) {
+  if (!opts) return;
+  std::memset(opts, 0, sizeof *opts);
+  opts->size = sizeof *opts;
+  opts->level = 0;
+  opts->kind = MR_CHANNEL_FIFO;
+  opts->close = MR_CLOSE_COMPLETE;
+  opts->followup = -1;
+}
+
+MR_EXTERN int MR_channel_create(const MR_ChannelOptions *opts) {
+  using namespace mr::engine;
+  if (!running()) return MR_ENOTINIT;
+  if (!opts || opts->size < sizeof *opts || opts->size > 4096) return MR_EINVAL;
+  if (opts->kind != MR_CHANNEL_FIFO && opts->kind != MR_CHANNEL_DEADLINE) return MR_EINVAL;
+  if (opts->close != MR_CLOSE_COMPLETE && opts->close != MR_CLOSE_DROP) return MR_EINVAL;
+  if (opts->level < 0 || opts->level >= kLevels) return MR_ELEVEL;
+  if (opts->followup < -1) return MR_ENOCHANNEL;
+  // relaxed: a channel made while MR_shutdown begins is one more channel it closes.
+  if (g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
+  return g_rt->channels.create(opts->level, static_cast<ChannelKind>(opts->kind),
+                               static_cast<Close>(opts->close), opts->followup);
+}
+
+MR_EXTERN int MR_channel_current(void) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!mr::engine::this_engine()) return MR_ENOTENGINE;
+  return mr::engine::current_channel();
+}
+
+MR_EXTERN int MR_yield(void) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  return mr::engine::yield_now();
+}
+
+MR_EXTERN int MR_channel_stats(int ch, MR_ChannelStats *out) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!out || out->size < sizeof *out) return MR_EINVAL;
+  if (!mr::engine::g_rt->channels.exists(ch)) return MR_ENOCHANNEL;
+  mr::engine::channel_stats_get(ch, out);
+  return 0;
 }
 
 MR_EXTERN int MR_context_bind_here(void) {

@@ -66,6 +66,11 @@ const Flag kFlags[] = {
     // The order of the choices is the order of engine::Pinning.
     {"--thread-pinning", nullptr, Kind::CHOICE, 0, 3, "none|cores|pus",
      [](engine::Params *p, unsigned long long v) { p->pinning = static_cast<engine::Pinning>(v); }},
+    // The order of the choices is the order of engine::Policy.
+    {"--schedule", nullptr, Kind::CHOICE, 0, 2, "highest-first|round-robin",
+     [](engine::Params *p, unsigned long long v) { p->policy = static_cast<engine::Policy>(v); }},
+    {"--level-slice-us", nullptr, Kind::NUMBER, 1, 10000000, "microseconds",
+     [](engine::Params *p, unsigned long long v) { p->level_slice_us = static_cast<unsigned>(v); }},
     {"--stats", nullptr, Kind::SWITCH, 0, 0, "",
      [](engine::Params *p, unsigned long long) { p->print_stats = true; }},
     {"--trace", nullptr, Kind::PATH, 0, 0, ".eventlog|.json", nullptr,

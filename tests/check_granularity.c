@@ -23,10 +23,11 @@ START_TEST(test_view_layout_is_frozen) {
   ck_assert_uint_eq(offsetof(MR_EngineView, census), 3 * p + 4 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, sparks_pushed), 4 * p + 4 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, sparks_run_local), 5 * p + 4 * w);
-  ck_assert_uint_eq(sizeof(MR_EngineView), 6 * p + 4 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, channel), 6 * p + 4 * w);
+  ck_assert_uint_eq(sizeof(MR_EngineView), 6 * p + 5 * w);
   ck_assert_uint_eq(sizeof(MR_SparkSlot), 3 * w);
   ck_assert_uint_eq(offsetof(MR_SparkArray, slots), w + p);
-  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 2);
+  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 3);
 }
 END_TEST
 
@@ -38,7 +39,7 @@ START_TEST(test_threshold_is_factor_times_engines) {
   ck_assert_ptr_nonnull(MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->spark_threshold, 3);
   ck_assert_uint_eq(MR_engine_view->version, MR_ENGINE_VIEW_VERSION);
-  ck_assert_ptr_eq(MR_engine_view_v2, MR_engine_view);
+  ck_assert_ptr_eq(MR_engine_view_v3, MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->engine, 0);
   MR_SyncTerm st;
   MR_sync_term_init(&st, 6);

@@ -34,6 +34,10 @@ START_TEST(test_good_options_apply) {
   ck_assert_int_eq(MR_engine_cpu(0, &cpu), 0);
   ck_assert_int_ge(cpu, 0);
   ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P1 --schedule=round-robin --level-slice-us 250"), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P1 --schedule highest-first"), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(init_with_env("  --engines=1\t"), 0);
   ck_assert_int_eq(MR_num_engines(), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -83,6 +87,10 @@ static const struct {
     {"--trace .json", {"--trace", "'.json'"}},
     {"--trace=dir/.eventlog", {"--trace", "'dir/.eventlog'"}},
     {"--trace", {"'--trace'", "needs a value"}},
+    {"--schedule=fair", {"--schedule", "'fair'", "highest-first|round-robin"}},
+    {"--schedule", {"'--schedule'", "needs a value"}},
+    {"--level-slice-us 0", {"--level-slice-us", "'0'"}},
+    {"--level-slice-us=10000001", {"--level-slice-us", "'10000001'"}},
 };
 
 START_TEST(test_bad_option_fails_with_message) {

@@ -27,7 +27,7 @@ verify() {
 status=0
 # Each scenario with the semaphore, then with the park hook's contract (PARK_HOOK: a binary
 # permit; SCENARIO_INJECT with it is 2.8x10^7 states and 1.6 GB, run by hand).
-for run in "SCENARIO_SPARK" "SCENARIO_INJECT" "SCENARIO_BOUND" \
+for run in "SCENARIO_SPARK" "SCENARIO_INJECT" "SCENARIO_BOUND" "SCENARIO_CHANNELS" \
            "SCENARIO_SPARK PARK_HOOK" "SCENARIO_BOUND PARK_HOOK"; do
   # shellcheck disable=SC2086
   verify $(printf -- '-D%s ' $run)
@@ -40,9 +40,10 @@ for run in "SCENARIO_SPARK" "SCENARIO_INJECT" "SCENARIO_BOUND" \
 done
 
 # The mutants: the original design's plain store to SLEEPING, the post-work check before the
-# push, no last look before sleeping, and a park that loses an unpark that came before it. Each
-# must be caught.
+# push, no last look before sleeping, a last look that reads one channel's bit of the work word,
+# and a park that loses an unpark that came before it. Each must be caught.
 for mutant in "SCENARIO_BOUND MUTANT_PLAIN_SLEEP" "SCENARIO_INJECT MUTANT_CHECK_BEFORE_PUSH" \
+              "SCENARIO_CHANNELS MUTANT_LOOK_ONE_CHANNEL" \
               "SCENARIO_INJECT MUTANT_NO_LAST_LOOK" \
               "SCENARIO_INJECT PARK_HOOK MUTANT_PARK_LOSES_UNPARK"; do
   # shellcheck disable=SC2086

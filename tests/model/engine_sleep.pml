@@ -35,9 +35,19 @@
  *   SCENARIO_INJECT: a thread that is not an engine pushes a spark on the injector (P1, the
  *                    push fence and the last injector check);
  *   SCENARIO_BOUND:  a thread that is not an engine schedules a context bound to engine 2 (P3);
- *   SCENARIO_ALL (the default): all three at once (about 10^8 states and 8 GB: run by hand).
+ *   SCENARIO_CHANNELS: a thread that is not an engine queues a context in either of two
+ *                    channels (P1 with the channels' work word: a context posted to any channel
+ *                    is found by the last look of an engine falling asleep);
+ *   SCENARIO_ALL (the default): the first three at once (about 10^8 states and 8 GB: by hand).
  * Every scenario ends with MR_shutdown (P4). SPARKS may be set (-DSPARKS=2) for more sparks. */
-#if defined(SCENARIO_SPARK)
+#define DO_CHANNELS 0
+#if defined(SCENARIO_CHANNELS)
+#define DO_SPARK 0
+#define DO_INJECT 0
+#define DO_BOUND 0
+#undef DO_CHANNELS
+#define DO_CHANNELS 1
+#elif defined(SCENARIO_SPARK)
 #define DO_SPARK 1
 #define DO_INJECT 0
 #define DO_BOUND 0
@@ -57,7 +67,7 @@
 #ifndef SPARKS
 #define SPARKS (DO_SPARK)
 #endif
-#define WORK (SPARKS + DO_INJECT + DO_BOUND)
+#define WORK (SPARKS + DO_INJECT + DO_BOUND + DO_CHANNELS)
 
 mtype = { WORKING, IDLE, STEALING, SLEEPING, NOTIFIED, BUSY };
 mtype = { CTX, CTX_ADVICE, STEAL_ADVICE, SHUT };
@@ -85,6 +95,8 @@ byte sleeping;        /* Census, high half */
 byte deque[N];        /* WsDeque: sparks on each engine's deque */
 byte injector;        /* Runtime::injector */
 byte boundq[N];       /* Engine::bound: contexts bound to the engine, queued */
+byte chq[2];         /* Channels: contexts queued in two channels; the work word's bit k is
+                         chq[k] > 0 (set and cleared with the queue, under its lock) */
 bool shutdown;        /* Runtime::shutdown */
 byte ran;             /* work items run */
 byte left;            /* engines that left their idle loop */
@@ -98,8 +110,14 @@ bool posted_all;      /* every producer has finished posting */
 #define CENSUS_OK (lk[0] || lk[1] || lk[2] || \
     sleeping == (st[0] == SLEEPING) + (st[1] == SLEEPING) + (st[2] == SLEEPING))
 
-#define WORK_VISIBLE(self) (deque[0] + deque[1] + deque[2] + injector + boundq[self] > 0)
-#define WORK_VISIBLE_ANY (deque[0] + deque[1] + deque[2] + injector > 0)
+/* The work word as the last look reads it: every channel's bit (the mutant reads one). */
+#ifdef MUTANT_LOOK_ONE_CHANNEL
+#define CHANNEL_WORK (chq[0] > 0)
+#else
+#define CHANNEL_WORK (chq[0] > 0 || chq[1] > 0)
+#endif
+#define WORK_VISIBLE(self) (deque[0] + deque[1] + deque[2] + injector + boundq[self] > 0 || CHANNEL_WORK)
+#define WORK_VISIBLE_ANY (deque[0] + deque[1] + deque[2] + injector > 0 || CHANNEL_WORK)
 
 /* try_wake_engine: deliver `a` to engine v if it is SLEEPING. res: 1 delivered, 0 retry. */
 inline try_wake(v, a, res) {
@@ -286,11 +304,14 @@ look:
   fi;
   if :: shutdown -> goto leave :: else -> skip fi;
 
-  /* take_local: bound queue, shared queue (unused here), own deque, injector: one atomic step
-   * (which queue is looked at first does not matter to the protocol, only what is visible) */
+  /* take_local: bound queue, the channels, own deque, injector: one atomic step (which is
+   * looked at first, the policy's choice of level, does not matter to the protocol, only what
+   * is visible) */
   atomic {
     if
     :: boundq[i] > 0 -> boundq[i]--; got = true
+    :: chq[0] > 0 -> chq[0]--; got = true
+    :: chq[1] > 0 -> chq[1]--; got = true
     :: else ->
          if
          :: deque[i] > 0 -> deque[i]--; got = true
@@ -340,6 +361,8 @@ steal:  /* one steal round: every other deque, then the queues and the injector 
   atomic {
     if
     :: boundq[i] > 0 -> boundq[i]--; got = true
+    :: chq[0] > 0 -> chq[0]--; got = true
+    :: chq[1] > 0 -> chq[1]--; got = true
     :: else ->
          if
          :: injector > 0 -> injector--; got = true
@@ -451,6 +474,17 @@ proctype bound_context() {
   fi
 }
 
+/* A thread that is not an engine makes an unbound context runnable in a channel of its choice
+ * (enqueue: the push sets the channel's bit in the work word, then the fence, P1). */
+proctype channel_context() {
+  byte k, old, r;
+  bool claimed;
+  if :: k = 0 :: k = 1 fi;
+  chq[k]++;
+  /* seq_cst fence (P1) */
+  maybe_wake(N)
+}
+
 /* MR_shutdown, once the work is done (the spawn join): the flag, the fence, SHUTDOWN to all. */
 proctype primordial() {
   byte v, r;
@@ -471,6 +505,7 @@ end_watch:
     assert(ran == WORK);
     assert(left == N);
     assert(deque[0] + deque[1] + deque[2] + injector + boundq[0] + boundq[1] + boundq[2] == 0);
+    assert(chq[0] + chq[1] == 0);
     assert(searching == 0 && sleeping == 0)
 }
 
@@ -489,6 +524,9 @@ init {
 #endif
 #if DO_BOUND
     run bound_context();
+#endif
+#if DO_CHANNELS
+    run channel_context();
 #endif
     run primordial()
   }

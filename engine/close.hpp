@@ -1,0 +1,32 @@
+// close.hpp: what MR_shutdown does with the channels' work (doc/design.md, "Closing"). Once it
+// begins, the contexts of drop channels are dropped when they would next run, and their sparks
+// when a scheduler would turn them into work; complete channels run to the end.
+#ifndef MR_ENGINE_CLOSE_HPP
+#define MR_ENGINE_CLOSE_HPP
+
+#include "engine.hpp"
+
+namespace mr::engine {
+
+// Count a context that MR_shutdown drops in its channel and forget it: it never runs again (no
+// destructors run on its stack), and it is freed with the runtime. Any thread, holding the only
+// reference to c (c was runnable: nothing it waited for still points to it).
+void drop_context(Context *c);
+
+// Is spark t to be run? If MR_shutdown drops it, it is counted in its channel and forgotten: it
+// never runs and its join never completes (its parent, of the same channel, is dropped or swept
+// at the end). Any engine.
+bool keep_spark(const Task &t);
+
+// MR_shutdown begins: from now on drop channels' work is dropped (closing set, P4's order).
+// Called only by the primordial context.
+void begin_closing();
+
+// Fill *r with what the channels dropped while closing plus what is left over, `contexts` and
+// `sparks` per channel (counted by free_runtime): the totals, and the per-channel counts if
+// r->size covers them. Engines stopped.
+void report_drops(MR_ShutdownReport *r, const std::uint64_t *contexts, const std::uint64_t *sparks);
+
+}  // namespace mr::engine
+
+#endif
