@@ -112,8 +112,10 @@ void schedule(Context *c) {
   }
   Engine *self = t_engine;
   // A context running on an engine made c runnable, and c may run there: c runs there next, in
-  // the hand-off slot (a context it displaces goes to the queue it would have gone to).
-  if (self && self->current && self->current != c && (c->bound < 0 || c->bound == self->id)) {
+  // the hand-off slot (a context it displaces goes to the queue it would have gone to). Not if
+  // c is to be queued by deadline: the slot would run it before earlier deadlines.
+  if (self && self->current && self->current != c && (c->bound < 0 || c->bound == self->id) &&
+      (c->bound >= 0 || g_rt->channels[queue_channel(c)].kind != ChannelKind::DEADLINE)) {
     std::uintptr_t x = reinterpret_cast<std::uintptr_t>(c) | (c->bound < 0 ? 0 : kRunnextBound);
     // Only the owner makes the slot non-empty (thieves only empty it), so an empty slot stays
     // empty until this store: a plain store-release does, publishing c's saved continuation
