@@ -2,9 +2,10 @@
 //
 //   ./bench/micro wake [--trials N] [--idle-ms M]   wake latency: an idle runtime gets one job;
 //                  time from just before it is posted to its start. The poster then blocks
-//                  (futex) or stays busy (spins until the job has started). Raw futex wake-up
-//                  of a plain thread, mrengine from an engine and from a foreign thread,
-//                  oneTBB (task_arena::enqueue) and OpenMP (a parallel region).
+//                  (futex) or stays busy (spins until the job has started). mrengine from an
+//                  engine and from a foreign thread, oneTBB (task_arena::enqueue) and OpenMP (a
+//                  parallel region), each in alternation with the floor: the raw futex wake-up
+//                  of a plain thread, from the same poster after the same idle time.
 //   ./bench/micro idle                              process CPU over 2 s with no work, after work
 //   ./bench/micro trickle                           one ~30 us job every 1 ms and every 10 ms for
 //                  2 s: process CPU / the jobs' own CPU, against one plain worker thread woken
@@ -16,6 +17,7 @@
 //   --reps N        processes per idle and trickle figure (default 5; the median is reported)
 //   --mr-options T  options text (doc/options.md) for mrengine's runtimes
 //   --samples FILE  every wake-latency sample (variant,poster,microseconds), for the plot
+//   --mrengine-only wake: the two mrengine variants only
 //   --check         each measurement once, briefly (make check): they must run and finish
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -70,6 +72,7 @@ struct Config {
   std::string csv, samples;
   std::string mr_options;  // options text for mrengine's runtimes (--mr-options)
   bool check = false;
+  bool mrengine_only = false;  // wake: the mrengine variants only (--mrengine-only)
 };
 Config C;
 
@@ -120,7 +123,7 @@ std::vector<WakeResult> g_wake;
 
 void record(const char *variant, bool busy, bench::Series s) {
   s.done();
-  std::printf("  %-26s %-8s  median %8.1f  p90 %8.1f  p99 %8.1f  (min %.1f, max %.1f) us\n", variant,
+  std::printf("  %-44s %-8s  median %8.1f  p90 %8.1f  p99 %8.1f  (min %.1f, max %.1f) us\n", variant,
               busy ? "busy" : "blocked", s.median(), s.quantile(0.9), s.quantile(0.99), s.min(),
               s.max());
   std::fflush(stdout);
@@ -130,97 +133,130 @@ void record(const char *variant, bool busy, bench::Series s) {
   g_wake.push_back(WakeResult{variant, busy, s});
 }
 
-// A plain thread parked in FUTEX_WAIT; the poster bumps the word and wakes it.
-bench::Series wake_futex(bool busy) {
-  std::atomic<int> word{0};
-  std::vector<Trial> trials(static_cast<std::size_t>(C.trials));
-  std::thread waiter([&] {
-    for (int i = 0; i < C.trials; i++) {
-      futex_wait(&word, i);
-      trials[static_cast<std::size_t>(i)].start();
-    }
-  });
-  bench::Series s;
-  for (auto &t : trials) {
+// The floor: a plain thread parked in FUTEX_WAIT; the poster bumps the word and wakes it. Each
+// variant's trials alternate with trials of a floor of its own, from the same poster after the
+// same idle time, so that both see the same machine (the other variants' threads asleep, the
+// poster's CPU and caches in the same state); the engines and this thread are unpinned alike
+// unless --mr-options pins the engines.
+class FutexFloor {
+ public:
+  FutexFloor()
+      : waiter_([this] {
+          for (int seen = 0;; seen++) {
+            futex_wait(&word_, seen);
+            // acquire: pairs with the poster's release increment of word_, publishing the trial.
+            Trial *t = trial_.load(std::memory_order_acquire);
+            if (t == nullptr) return;
+            t->start();
+          }
+        }) {}
+  ~FutexFloor() { post(nullptr); waiter_.join(); }
+  FutexFloor(const FutexFloor &) = delete;
+  FutexFloor &operator=(const FutexFloor &) = delete;
+
+  // One trial, run by the poster: idle, wake the thread, wait (blocked or busy) for it.
+  double trial(bool busy) {
+    Trial t;
     sleep_ms(C.idle_ms);
     t.posted = now_ns();
-    word.fetch_add(1, std::memory_order_release);
-    futex_wake(&word);
+    post(&t);
     t.wait(busy);
-    s.add(t.latency_us());
+    return t.latency_us();
   }
-  waiter.join();
-  return s;
-}
+
+ private:
+  void post(Trial *t) {
+    // relaxed: published by the release increment that follows.
+    trial_.store(t, std::memory_order_relaxed);
+    // release: the trial (and its posted stamp) to the waiter's acquire load above.
+    word_.fetch_add(1, std::memory_order_release);
+    futex_wake(&word_);
+  }
+  std::atomic<int> word_{0};
+  std::atomic<Trial *> trial_{nullptr};
+  std::thread waiter_;
+};
+
+// A variant's samples and its floor's, taken in alternation.
+struct Paired {
+  bench::Series ours, floor;
+};
 
 void start_job(void *p) { static_cast<Trial *>(p)->start(); }
 
-// The trials of one mrengine variant, run by the calling thread: idle, post one spark, wait for
-// it to start (blocked or busy), join.
-bench::Series mr_trials(bool busy) {
-  bench::Series s;
+// The trials of one variant, run by the calling thread, each paired with a floor trial (which
+// goes first alternates): `one` idles C.idle_ms, posts one job and waits for it to start
+// (blocked or busy); returns the latency in us.
+Paired paired_trials(bool busy, const std::function<double()> &one) {
+  FutexFloor floor;
+  Paired p;
   for (int i = 0; i < C.trials; i++) {
-    Trial t;
-    MR_SyncTerm st;
-    MR_sync_term_init(&st, 2);  // the job and the poster, which runs nothing
-    sleep_ms(C.idle_ms);
-    t.posted = now_ns();
-    MR_fork_new_child(&st, start_job, &t);
-    t.wait(busy);
-    MR_join_and_continue(&st);
-    s.add(t.latency_us());
+    if (i % 2 == 0) p.floor.add(floor.trial(busy));
+    p.ours.add(one());
+    if (i % 2 == 1) p.floor.add(floor.trial(busy));
   }
-  return s;
+  return p;
+}
+
+// One mrengine trial, by the calling thread: idle, post one spark, wait for it to start
+// (blocked or busy), join.
+double mr_trial(bool busy) {
+  Trial t;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);  // the job and the poster, which runs nothing
+  sleep_ms(C.idle_ms);
+  t.posted = now_ns();
+  MR_fork_new_child(&st, start_job, &t);
+  t.wait(busy);
+  MR_join_and_continue(&st);
+  return t.latency_us();
 }
 
 // The poster is the primordial context on engine 0: it sparks the job and then blocks (or
 // spins) without reaching the scheduler, so engine 1 must be woken to steal it.
-bench::Series wake_mr_engine(bool busy) {
+Paired wake_mr_engine(bool busy) {
   MR_Config c = mr_config(2);
   mr::runtime rt(&c);
   (void)warm_fib(20);
-  return mr_trials(busy);
+  return paired_trials(busy, [busy] { return mr_trial(busy); });
 }
 
 // The poster is a thread that is not an engine (the injector); the primordial context waits in
 // a blocking region meanwhile, so both engines are idle.
-bench::Series wake_mr_foreign(bool busy) {
+Paired wake_mr_foreign(bool busy) {
   MR_Config c = mr_config(2);
   mr::runtime rt(&c);
   (void)warm_fib(20);
-  bench::Series s;
+  Paired p;
   mr::blocking([&] {
-    std::thread poster([&] { s = mr_trials(busy); });
+    std::thread poster([&] { p = paired_trials(busy, [busy] { return mr_trial(busy); }); });
     poster.join();
   });
-  return s;
+  return p;
 }
 
-bench::Series wake_tbb(bool busy) {
+Paired wake_tbb(bool busy) {
   tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 2);
   tbb::task_arena arena(2);
   arena.execute([] {
     tbb::parallel_for(0, 1000, [](int) {});
   });
-  bench::Series s;
-  for (int i = 0; i < C.trials; i++) {
+  return paired_trials(busy, [&arena, busy] {
     Trial t;
     sleep_ms(C.idle_ms);
     t.posted = now_ns();
     arena.enqueue([&t] { t.start(); });
     t.wait(busy);
-    s.add(t.latency_us());
-  }
-  return s;
+    return t.latency_us();
+  });
 }
 
-bench::Series wake_omp(bool busy) {
+Paired wake_omp(bool busy) {
   omp_set_num_threads(2);
 #pragma omp parallel
   {
   }
-  bench::Series s;
-  for (int i = 0; i < C.trials; i++) {
+  return paired_trials(busy, [busy] {
     Trial t;
     sleep_ms(C.idle_ms);
     t.posted = now_ns();
@@ -232,30 +268,40 @@ bench::Series wake_omp(bool busy) {
       else
         t.wait(busy);
     }
-    s.add(t.latency_us());
-  }
-  return s;
+    return t.latency_us();
+  });
 }
 
 void wake_all() {
-  std::printf("wake latency, %d trials, %.0f ms idle before each; %s\n", C.trials, C.idle_ms,
-              bench::machine_description().c_str());
+  std::printf("wake latency, %d trials, %.0f ms idle before each, each variant in alternation with "
+              "a raw futex wake-up of a plain thread (its floor); %s\n",
+              C.trials, C.idle_ms, bench::machine_description().c_str());
+  struct Variant {
+    const char *name;
+    Paired (*run)(bool);
+  };
+  const Variant all[] = {{"mrengine from an engine", wake_mr_engine},
+                         {"mrengine from a thread", wake_mr_foreign},
+                         {"oneTBB enqueue", wake_tbb},
+                         {"OpenMP parallel region", wake_omp}};
+  const int count = C.mrengine_only ? 2 : 4;
+  std::vector<std::string> ratios;
   for (bool busy : {false, true}) {
-    record("raw futex (floor)", busy, wake_futex(busy));
-    record("mrengine from an engine", busy, wake_mr_engine(busy));
-    record("mrengine from a thread", busy, wake_mr_foreign(busy));
-    record("oneTBB enqueue", busy, wake_tbb(busy));
-    record("OpenMP parallel region", busy, wake_omp(busy));
+    for (int i = 0; i < count; i++) {
+      Paired p = all[i].run(busy);
+      std::string floor_name = std::string("raw futex, floor of ") + all[i].name;
+      record(all[i].name, busy, p.ours);
+      record(floor_name.c_str(), busy, p.floor);
+      const bench::Series &o = g_wake[g_wake.size() - 2].us, &f = g_wake.back().us;
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "  ratio to its floor, %-8s %-26s median %.2f  p90 %.2f  p99 %.2f\n",
+                    busy ? "busy" : "blocked", all[i].name, o.median() / f.median(),
+                    o.quantile(0.9) / f.quantile(0.9), o.quantile(0.99) / f.quantile(0.99));
+      ratios.emplace_back(line);
+    }
   }
-  for (bool busy : {false, true}) {
-    const WakeResult *floor = nullptr;
-    for (const WakeResult &r : g_wake)
-      if (r.busy == busy && floor == nullptr) floor = &r;
-    for (const WakeResult &r : g_wake)
-      if (r.busy == busy && &r != floor)
-        std::printf("  ratio to the raw futex, %-8s %-26s median %.2f\n", busy ? "busy" : "blocked",
-                    r.variant.c_str(), r.us.median() / floor->us.median());
-  }
+  for (const std::string &r : ratios) std::fputs(r.c_str(), stdout);
   if (!C.samples.empty()) {
     std::FILE *f = std::fopen(C.samples.c_str(), "w");
     if (f == nullptr) return std::perror(C.samples.c_str());
@@ -566,6 +612,8 @@ int main(int argc, char **argv) {
       C.samples = value();
     else if (a == "--check")
       C.check = true;
+    else if (a == "--mrengine-only")
+      C.mrengine_only = true;
     else if (a == "--window")  // the hidden commands' window, seconds
       C.window_s = std::atof(value().c_str());
     else if (a == "--period")
@@ -577,7 +625,7 @@ int main(int argc, char **argv) {
     else
       bench::usage_error(argv[0], "usage: micro wake|idle|trickle|switch|all [--trials N] "
                                   "[--idle-ms M] [--reps N] [--rounds N] [--csv F] [--samples F] "
-                                  "[--mr-options T] [--check]");
+                                  "[--mr-options T] [--mrengine-only] [--check]");
   }
   if (C.check) {  // every measurement once, briefly
     C.trials = 3;
