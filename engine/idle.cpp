@@ -5,7 +5,8 @@
 // The idle loop (find_work), in order: the engine's own sources in the policy's order (its bound
 // queue, the channels, its hand-off slot, its own deque, the injector: take_local), then (CAS IDLE->STEALING) bounded steal rounds, then (CAS
 // STEALING->SLEEPING) a last look at all work after announcing itself as a sleeper, then the
-// semaphore.
+// semaphore. An engine woken with work-steal advice first looks where the notifier saw the work
+// (take_advised), then goes round the loop.
 #include "config.h"
 
 #include "idle.hpp"
@@ -120,10 +121,7 @@ void become_working(Engine *e, const Engine *victim) {
 // Called only by engine e: take a spark from the injector into *t.
 bool pop_injected(Engine *e, Task *t) {
   for (;;) {
-    Injected *n = g_rt->injector.pop();
-    if (!n) return false;
-    *t = n->task;
-    delete n;
+    if (!g_rt->injector.pop(t)) return false;
     if (!keep_spark(*t)) continue;
     bump(e->stats.sparks_injected);
     trace::on_spark_run(e);
@@ -317,6 +315,23 @@ Context *steal_rounds(Engine *e) {
   return c;
 }
 
+// Called only by engine e, just woken in STEALING with work-steal advice: one look where the
+// notifier saw the work (the advised victim's deque and hand-off slot, or the injector when no
+// engine was named), before the own sources and the steal rounds. After a long sleep every
+// cache line is cold, and the general search read a dozen before reaching the work
+// (doc/performance.md, "Wake latency"). Work (the engine WORKING), or nullptr: the general
+// search follows, with the advice's full rounds.
+Context *take_advised(Engine *e) {
+  if (int v = e->advised_victim; v >= 0) {
+    e->advised_victim = -1;
+    return try_steal(e, g_rt->engines[v]);
+  }
+  Task t;
+  if (!pop_injected(e, &t)) return nullptr;
+  become_working(e, nullptr);
+  return context_for_spark(e, t);
+}
+
 // Called only by engine e, having seen NOTIFIED (acquire).
 Next handle_notification(Engine *e, Context **run) {
   SleepSync &s = e->sleep;
@@ -454,6 +469,8 @@ Context *find_work(Engine *e) {
         Context *c = nullptr;
         Next n = handle_notification(e, &c);
         if (n == Next::RUN) return c;
+        if (e->search_advised)
+          if (Context *w = take_advised(e)) return w;
         if (n == Next::EXIT) {
           leaving = true;
           break;

@@ -3,8 +3,6 @@
 
 #include "join.hpp"
 
-#include <new>
-
 #include "cache.hpp"
 #include "close.hpp"
 #include "fatal.hpp"
@@ -114,9 +112,7 @@ void finish_task(Context *self, Join *j) {
 // A spark from a thread that is not an engine: into the injector, then the post-work check
 // (P1, the injector's push fence).
 void inject(const Task &t) {
-  auto *n = new (std::nothrow) Injected{t, nullptr};
-  if (!n) fatal("out of memory while submitting a spark from a thread that is not an engine");
-  g_rt->injector.push(n);
+  g_rt->injector.push(t);
   work_posted(-1);
 }
 

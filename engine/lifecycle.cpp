@@ -156,10 +156,7 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   Task t;
   for (int i = 0; i < g_rt->n; i++)
     while (g_rt->engines[i]->deque.pop(t)) per_sparks[t.join->channel]++;  // no thief is left
-  while (Injected *n = g_rt->injector.pop()) {
-    per_sparks[n->task.join->channel]++;
-    delete n;
-  }
+  while (g_rt->injector.pop(&t)) per_sparks[t.join->channel]++;
   // Unqueue what the channels still hold (a deadline channel's tree links its contexts, and a
   // linked context must not be destroyed); context_drop_all counts and frees them below.
   for (int ch = 0; ch < g_rt->channels.count(); ch++)
