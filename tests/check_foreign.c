@@ -121,6 +121,59 @@ static void *spawner(void *arg) {
   return NULL;
 }
 
+/* The injector is first in first out, also when its ring wraps round and grows with sparks in
+ * it. One engine, kept busy by the primordial context while a foreign thread injects a batch, so
+ * that the whole batch is queued at once; then the primordial context leaves the engine (a
+ * blocking region) and the engine alone runs the batch in the order it takes it. The first batch
+ * (40) moves the ring's head; the second (150) wraps round it and makes it grow twice. */
+enum { FIFO_BATCHES = 2 };
+static const int fifo_batch[FIFO_BATCHES] = {40, 150};
+static int fifo_order[150], fifo_index[150];
+static atomic_int fifo_pos, fifo_ready, fifo_injected, fifo_joined;
+
+static void fifo_job(void *env) {
+  fifo_order[atomic_fetch_add(&fifo_pos, 1)] = *(int *)env;
+}
+
+static void *fifo_injector(void *arg) {
+  (void)arg;
+  for (int b = 0; b < FIFO_BATCHES; b++) {
+    while (atomic_load(&fifo_ready) != b + 1) { /* the primordial context holds the engine */
+    }
+    MR_SyncTerm st;
+    MR_sync_term_init(&st, (unsigned)fifo_batch[b] + 1);
+    for (int k = 0; k < fifo_batch[b]; k++) MR_fork_new_child(&st, fifo_job, &fifo_index[k]);
+    atomic_store(&fifo_injected, b + 1);
+    MR_join_and_continue(&st);
+    atomic_store(&fifo_joined, b + 1);
+  }
+  return NULL;
+}
+
+START_TEST(test_foreign_injector_fifo) {
+  mr_test_start(1, NULL);
+  for (int k = 0; k < 150; k++) fifo_index[k] = k;
+  atomic_store(&fifo_ready, 0);
+  atomic_store(&fifo_injected, 0);
+  atomic_store(&fifo_joined, 0);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, fifo_injector, NULL), 0);
+  for (int b = 0; b < FIFO_BATCHES; b++) {
+    atomic_store(&fifo_pos, 0);
+    atomic_store(&fifo_ready, b + 1);
+    while (atomic_load(&fifo_injected) != b + 1) {
+    }
+    MR_blocking_begin();
+    while (atomic_load(&fifo_joined) != b + 1) pause_us(100);
+    MR_blocking_end();
+    ck_assert_int_eq(atomic_load(&fifo_pos), fifo_batch[b]);
+    for (int k = 0; k < fifo_batch[b]; k++) ck_assert_int_eq(fifo_order[k], k);
+  }
+  pthread_join(th, NULL);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 START_TEST(test_foreign_spawn_and_sparks) {
   mr_test_start(2, NULL);
   atomic_store(&spawned_runs, 0);
@@ -144,6 +197,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_foreign_nested_conjunction, 0, 2);
   tcase_add_test(tc, test_foreign_join_alone);
   tcase_add_loop_test(tc, test_foreign_spawn_and_sparks, 0, 2);
+  tcase_add_loop_test(tc, test_foreign_injector_fifo, 0, 3);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
