@@ -469,12 +469,12 @@ Context *find_work(Engine *e) {
         Context *c = nullptr;
         Next n = handle_notification(e, &c);
         if (n == Next::RUN) return c;
-        if (e->search_advised)
-          if (Context *w = take_advised(e)) return w;
         if (n == Next::EXIT) {
           leaving = true;
           break;
         }
+        if (e->search_advised)  // just woken with work-steal advice
+          if (Context *w = take_advised(e)) return w;
       }
       if (g_rt->shutdown.load(std::memory_order_acquire)) {
         leaving = true;
