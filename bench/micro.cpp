@@ -289,7 +289,7 @@ void wake_all() {
   for (bool busy : {false, true}) {
     for (int i = 0; i < count; i++) {
       Paired p = all[i].run(busy);
-      std::string floor_name = std::string("raw futex, floor of ") + all[i].name;
+      std::string floor_name = std::string("raw futex (floor of ") + all[i].name + ")";
       record(all[i].name, busy, p.ours);
       record(floor_name.c_str(), busy, p.floor);
       const bench::Series &o = g_wake[g_wake.size() - 2].us, &f = g_wake.back().us;
