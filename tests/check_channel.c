@@ -438,9 +438,21 @@ END_TEST
 static atomic_int finished;
 static MR_Future late;
 static atomic_int shutdown_began;
+static int late_drop_channel;
+static void completes(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&finished, 1);
+}
 static void waits_for_late(void *arg) {
   (void)arg;
   ck_assert_int_eq((int)MR_future_wait(&late), 42);
+  /* MR_shutdown has begun: no new channel, no new work for a drop channel; a complete
+   * channel's new work still runs. */
+  MR_ChannelOptions c;
+  MR_channel_options_default(&c);
+  ck_assert_int_eq(MR_channel_create(&c), MR_ESHUTDOWN);
+  ck_assert_int_eq(spawn_in(completes, NULL, late_drop_channel, 0), MR_ESHUTDOWN);
+  ck_assert_int_eq(spawn_in(completes, NULL, MR_channel_current(), 0), 0);
   spin_ns(1000000);
   ck_assert_int_eq(MR_yield(), 0);
   atomic_fetch_add(&finished, 1);
@@ -464,12 +476,14 @@ static void *signal_late(void *arg) {
   return NULL;
 }
 
-/* A complete channel's contexts all finish, including one waiting for a future that a plain
- * thread signals 100 ms after MR_shutdown began; MR_shutdown waits for it. */
+/* A complete channel's contexts all finish, including ones waiting for a future that a plain
+ * thread signals 100 ms after MR_shutdown began (MR_shutdown waits for them), and the contexts
+ * they spawn then; channels and drop channels' work are refused then (MR_ESHUTDOWN). */
 START_TEST(test_close_complete_waits_for_outside_signal) {
   mr_test_start(2, NULL);
   int ch = make_channel(2, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
   int ch2 = make_channel(5, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, ch);
+  late_drop_channel = make_channel(5, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
   atomic_store(&finished, 0);
   atomic_store(&shutdown_began, 0);
   MR_future_init(&late);
@@ -485,7 +499,7 @@ START_TEST(test_close_complete_waits_for_outside_signal) {
   ck_assert_int_eq(MR_shutdown_report(&r), 0);
   uint64_t took = MR_now() - t0;
   ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(atomic_load(&finished), 52);
+  ck_assert_int_eq(atomic_load(&finished), 54);
   ck_assert_uint_ge(took, signalled_after);
   ck_assert_uint_eq(r.contexts_dropped, 0);
   ck_assert_uint_eq(r.sparks_dropped, 0);
@@ -496,9 +510,9 @@ START_TEST(test_close_complete_waits_for_outside_signal) {
 }
 END_TEST
 
-/* Drop channels: exact per-channel counts of queued contexts, a context waiting on a future that
- * is never signalled, and sparks left on the deque; complete channels run everything. 1 engine,
- * so nothing of it can run before MR_shutdown. */
+/* Drop channels: exact per-channel counts of queued contexts (FIFO and deadline channels), a
+ * context waiting on a future that is never signalled, and sparks left on the deque; complete
+ * channels run everything. 1 engine, so nothing of it can run before MR_shutdown. */
 #define SPARKS 7
 static MR_SyncTerm drop_st;
 static MR_Future forked, never;
@@ -515,16 +529,12 @@ static void forks_then_waits(void *arg) {
   MR_future_wait(&never); /* the main context (level 0) runs before these sparks (level 6) */
   atomic_fetch_add(&ran_in_drop, 100);
 }
-static void completes(void *arg) {
-  (void)arg;
-  atomic_fetch_add(&finished, 1);
-}
-
 START_TEST(test_close_drop_counts) {
   mr_test_start(1, NULL);
   int d1 = make_channel(6, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
   int d2 = make_channel(0, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
   int c1 = make_channel(6, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
+  int d3 = make_channel(3, MR_CHANNEL_DEADLINE, MR_CLOSE_DROP, -1);
   atomic_store(&ran_in_drop, 0);
   atomic_store(&finished, 0);
   MR_future_init(&forked);
@@ -535,6 +545,7 @@ START_TEST(test_close_drop_counts) {
   for (int i = 0; i < 11; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d1, 0), 0);
   for (int i = 0; i < 13; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d2, 0), 0);
   for (int i = 0; i < 17; i++) ck_assert_int_eq(spawn_in(completes, NULL, c1, 0), 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d3, MR_now() - (uint64_t)i), 0);
   MR_ShutdownReport r;
   r.size = sizeof r;
   ck_assert_int_eq(MR_shutdown_report(&r), 0);
@@ -544,12 +555,13 @@ START_TEST(test_close_drop_counts) {
   ck_assert_uint_eq(r.channel_sparks_dropped[d1], SPARKS);
   ck_assert_uint_eq(r.channel_contexts_dropped[d2], 13);
   ck_assert_uint_eq(r.channel_sparks_dropped[d2], 0);
+  ck_assert_uint_eq(r.channel_contexts_dropped[d3], 5);
   for (int i = 0; i < MR_MAX_CHANNELS; i++)
-    if (i != d1 && i != d2) {
+    if (i != d1 && i != d2 && i != d3) {
       ck_assert_uint_eq(r.channel_contexts_dropped[i], 0);
       ck_assert_uint_eq(r.channel_sparks_dropped[i], 0);
     }
-  ck_assert_uint_eq(r.contexts_dropped, 25);
+  ck_assert_uint_eq(r.contexts_dropped, 30);
   ck_assert_uint_eq(r.sparks_dropped, SPARKS);
 }
 END_TEST
