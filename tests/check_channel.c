@@ -572,6 +572,29 @@ START_TEST(test_close_drop_counts) {
 }
 END_TEST
 
+/* MR_shutdown_now drops the queued contexts of every channel, FIFO or deadline, complete or
+ * drop (and the one in the hand-off slot), and counts them per channel. */
+START_TEST(test_shutdown_now_counts) {
+  mr_test_start(1, NULL);
+  int dl = make_channel(2, MR_CHANNEL_DEADLINE, MR_CLOSE_COMPLETE, -1);
+  int fifo = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
+  atomic_store(&ran_in_drop, 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() + (uint64_t)i), 0);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, fifo, 0), 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(MR_spawn(counts_run, NULL, NULL), 0);
+  for (int i = 0; i < 2; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() - (uint64_t)i), 0);
+  MR_ShutdownReport r;
+  r.size = sizeof r;
+  ck_assert_int_eq(MR_shutdown_now(&r), 0);
+  ck_assert_int_eq(atomic_load(&ran_in_drop), 0);
+  ck_assert_uint_eq(r.channel_contexts_dropped[dl], 7);
+  ck_assert_uint_eq(r.channel_contexts_dropped[fifo], 4);
+  ck_assert_uint_eq(r.channel_contexts_dropped[MR_CHANNEL_DEFAULT], 3);
+  ck_assert_uint_eq(r.contexts_dropped, 14);
+  ck_assert_uint_eq(r.sparks_dropped, 0);
+}
+END_TEST
+
 /* A drop channel's context that is running when MR_shutdown begins runs to its next suspension
  * (MR_yield) and is dropped there; counted once. 2 engines: it spins on engine 1. */
 static atomic_int spinning, after_yield;
@@ -794,6 +817,7 @@ int main(void) {
   tcase_add_test(tc, test_close_complete_waits_for_outside_signal);
   tcase_add_test(tc, test_close_drop_counts);
   tcase_add_test(tc, test_close_drop_running_context);
+  tcase_add_test(tc, test_shutdown_now_counts);
   suite_add_tcase(s, tc);
   tc = mr_tcase("contexts", 60);
   tcase_add_test(tc, test_sparks_belong_to_the_channel);
