@@ -3,7 +3,7 @@
  * usage: levels [requests]
  * Batch jobs (level 1, dropped at shutdown) keep every engine busy: each does 1 ms steps and
  * gives its engine away with MR_yield between steps. Meanwhile a thread that is not an engine
- * (standing for a network) spawns a request every 2 ms into the request channel (level 0,
+ * (standing for a network) spawns a request every 1 to 3 ms into the request channel (level 0,
  * completed at shutdown); a request starts at the next pick of any engine, ahead of all queued
  * batch work. The program prints the requests' start latencies (arrival to start) and what
  * became of the batch, and checks its own results: every request ran once, and MR_shutdown_report
@@ -66,8 +66,12 @@ static void *network(void *arg) {
   MR_SpawnOptions o;
   MR_spawn_options_default(&o);
   o.channel = net->channel;
+  unsigned seed = 1;
   for (long i = 0; i < net->n; i++) {
-    struct timespec gap = {0, 2000000}; /* a request every 2 ms */
+    /* A request every 1 to 3 ms, at random: at a fixed period the arrivals would fall into step
+     * with the batch's 1 ms steps, and the latencies would show that rather than the levels. */
+    seed = seed * 1103515245u + 12345u;
+    struct timespec gap = {0, 1000000L + (long)((seed >> 8) % 2000000u)};
     nanosleep(&gap, NULL);
     struct request *r = &net->reqs[i];
     MR_future_init(&r->done);
@@ -146,7 +150,7 @@ int main(int argc, char **argv) {
   }
   qsort(lat, (size_t)n, sizeof *lat, by_value);
   int finished = atomic_load(&batch_finished);
-  printf("levels: %ld requests on %d engines beside %d batch jobs of 1 ms steps\n", n, engines,
+  printf("levels: %ld requests, %d engines, %d batch jobs of 1 ms steps\n", n, engines,
          BATCH_JOBS);
   printf("  request start latency: median %.1f us, p99 %.1f us, max %.1f us\n",
          (double)lat[n / 2] / 1e3, (double)lat[(size_t)((double)n * 0.99)] / 1e3,
