@@ -135,6 +135,9 @@ struct Runtime {
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
   // at each spawned context's end, so not on the shutdown flag's line.
   alignas(64) Join spawned{};
+  // Threads that are not engines inside schedule() (wake.cpp): the shutdowns wait for none to
+  // be left before they stop the engines and free the runtime (doc/design.md, "Closing").
+  std::atomic<int> outside_posts{0};
   // Spawned contexts of drop channels arrive here instead: it keeps a unit of its own, so its
   // count never reaches zero and nobody waits on it.
   Join spawned_drop{};

@@ -160,6 +160,11 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
     per_sparks[n->task.join->channel]++;
     delete n;
   }
+  // Unqueue what the channels still hold (a deadline channel's tree links its contexts, and a
+  // linked context must not be destroyed); context_drop_all counts and frees them below.
+  for (int ch = 0; ch < g_rt->channels.count(); ch++)
+    while (g_rt->channels.pop(ch)) {
+    }
   // The free contexts first, so that what context_drop_all finds is what nobody will run.
   destroy_cached_contexts();
   (void)context_drop_all(per_contexts);
@@ -172,6 +177,9 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
 // The end of both shutdowns, on the primordial context (engine e = engine 0). `drained`: every
 // spawned context has finished (MR_shutdown).
 void finish_stop(Engine *e, MR_ShutdownReport *dropped, bool drained) {
+  // A thread that is not an engine may still be inside schedule(), posting a context that has
+  // since run and ended: it reads the engines until it leaves (acquire: pairs with its release).
+  while (g_rt->outside_posts.load(std::memory_order_acquire) != 0) sched_yield();
   stop_engine_threads();
   // MR_shutdown: every context has finished, so every backup is idle or about to be.
   // MR_shutdown_now: a backup's context may still be in its region; it is queued (and dropped)

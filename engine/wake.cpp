@@ -111,10 +111,21 @@ void schedule(Context *c) {
     return;
   }
   Engine *self = t_engine;
+  if (!self) {
+    // Once c is queued it may run and end, and MR_shutdown may then return: it first waits
+    // for outside_posts to fall to zero, so the runtime outlives this call. relaxed increment:
+    // it happens-before that wait's load through c's queueing, run and end; release decrement:
+    // this call's reads of the runtime happen-before the wait's acquire load sees it.
+    Runtime *rt = g_rt;
+    rt->outside_posts.fetch_add(1, std::memory_order_relaxed);
+    enqueue(c);
+    rt->outside_posts.fetch_sub(1, std::memory_order_release);
+    return;
+  }
   // A context running on an engine made c runnable, and c may run there: c runs there next, in
   // the hand-off slot (a context it displaces goes to the queue it would have gone to). Not if
   // c is to be queued by deadline: the slot would run it before earlier deadlines.
-  if (self && self->current && self->current != c && (c->bound < 0 || c->bound == self->id) &&
+  if (self->current && self->current != c && (c->bound < 0 || c->bound == self->id) &&
       (c->bound >= 0 || g_rt->channels[queue_channel(c)].kind != ChannelKind::DEADLINE)) {
     std::uintptr_t x = reinterpret_cast<std::uintptr_t>(c) | (c->bound < 0 ? 0 : kRunnextBound);
     // Only the owner makes the slot non-empty (thieves only empty it), so an empty slot stays
