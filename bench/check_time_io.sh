@@ -1,7 +1,8 @@
 #!/bin/sh
-# check_time_io.sh: make check runs the timer and echo benchmarks once, briefly (the echo on
-# 127.0.0.1 with 10 connections for half a second per server), so that they keep building and
-# running; they measure nothing here.
+# check_time_io.sh: make check runs the timer, echo and levels benchmarks once, briefly (the
+# echo on 127.0.0.1 with 10 connections for half a second per server), so that they keep
+# building and running; they measure nothing here.
 set -e
 ./bench/timers --check
 ./bench/echo --seconds 0.5 --conns 10 --reps 1
+./bench/levels --check

@@ -223,11 +223,12 @@ struct result_of_spawn<void> {
 };
 }  // namespace detail
 
-// Run f() in a new context (on engine `engine`, or any engine if -1) and return the future of
-// its result (std::monostate for void). An exception thrown by f is carried to whoever waits.
-// Throws mr::error if the context cannot be made. Any thread while the runtime runs.
+// Run f() in a new context as `opts` say (MR_spawn: its engine, channel and deadline) and return
+// the future of its result (std::monostate for void). An exception thrown by f is carried to
+// whoever waits. Throws mr::error if the context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE,
+// ...). Any thread while the runtime runs.
 template <class F>
-auto spawn(F f, int engine = -1)
+auto spawn(F f, const MR_SpawnOptions &opts)
     -> std::shared_ptr<future<typename detail::result_of_spawn<std::invoke_result_t<F &>>::type>> {
   using R = std::invoke_result_t<F &>;
   using V = typename detail::result_of_spawn<R>::type;
@@ -261,15 +262,76 @@ auto spawn(F f, int engine = -1)
   };
   auto out = std::make_shared<future<V>>();
   auto *j = new job{std::move(f), out};
-  MR_SpawnOptions o;
-  MR_spawn_options_default(&o);
-  o.engine = engine;
-  int rc = MR_spawn(&job::run, j, &o);
+  int rc = MR_spawn(&job::run, j, &opts);
   if (rc != 0) {
     delete j;
     throw error(rc, MR_strerror(rc));
   }
   return out;
+}
+
+// The same on engine `engine` (or any engine if -1), in the default channel.
+template <class F>
+auto spawn(F f, int engine = -1) {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = engine;
+  return spawn(std::move(f), o);
+}
+
+// ---- Channels (mrengine.h, "Channels"; doc/api.md) ----
+//
+//   MR_ChannelOptions c = mr::channel_options();  c.level = 1;
+//   int batch = mr::channel_create(c);
+//   auto r = mr::spawn([] { crunch(); }, mr::spawn_options(batch));
+
+// The default channel options (level 0, FIFO, complete, followup itself).
+inline MR_ChannelOptions channel_options() noexcept {
+  MR_ChannelOptions o;
+  MR_channel_options_default(&o);
+  return o;
+}
+
+// Spawn options for channel `channel` (with `deadline` for a deadline channel, MR_now's clock),
+// any engine.
+inline MR_SpawnOptions spawn_options(int channel, uint64_t deadline = 0) noexcept {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.channel = channel;
+  o.deadline = deadline;
+  return o;
+}
+
+// Make a channel; returns its number. Throws mr::error (MR_ENOTINIT, MR_EINVAL, MR_ELEVEL,
+// MR_ENOCHANNEL, MR_ECHANNELS, MR_ESHUTDOWN).
+inline int channel_create(const MR_ChannelOptions &opts) {
+  int rc = MR_channel_create(&opts);
+  if (rc < 0) throw error(rc, MR_strerror(rc));
+  return rc;
+}
+
+// The channel of the calling context. Throws mr::error (MR_ENOTINIT; MR_ENOTENGINE on a thread
+// that is not an engine).
+inline int channel_current() {
+  int rc = MR_channel_current();
+  if (rc < 0) throw error(rc, MR_strerror(rc));
+  return rc;
+}
+
+// Give the engine to other work (MR_yield): the calling context runs again when its followup
+// channel's turn comes. Throws mr::error (MR_ENOTINIT; MR_ENOTENGINE outside a context).
+inline void yield() {
+  int rc = MR_yield();
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+}
+
+// Channel ch's counters. Throws mr::error (MR_ENOTINIT, MR_ENOCHANNEL).
+inline MR_ChannelStats channel_stats(int ch) {
+  MR_ChannelStats s{};
+  s.size = sizeof s;
+  int rc = MR_channel_stats(ch, &s);
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+  return s;
 }
 
 // ---- Time (mrengine.h, "Time"): steady_clock is CLOCK_MONOTONIC, the clock of MR_now. ----

@@ -379,6 +379,77 @@ START_TEST(test_time) {
 }
 END_TEST
 
+// The channel wrappers: mr::channel_create, mr::channel_current, mr::yield, mr::channel_stats,
+// mr::spawn with MR_SpawnOptions; errors are mr::error with their code.
+template <class F>
+static int error_code(F f) {
+  try {
+    f();
+  } catch (const mr::error &e) {
+    return e.code();
+  }
+  return 0;
+}
+
+START_TEST(test_channels) {
+  ck_assert_int_eq(error_code([] { mr::channel_create(mr::channel_options()); }), MR_ENOTINIT);
+  ck_assert_int_eq(error_code([] { mr::yield(); }), MR_ENOTINIT);
+  MR_Config c = config(1);
+  mr::runtime rt(&c);
+  ck_assert_int_eq(mr::channel_current(), MR_CHANNEL_DEFAULT);
+  MR_ChannelOptions o = mr::channel_options();
+  o.level = 2;
+  int batch = mr::channel_create(o);
+  ck_assert_int_gt(batch, 0);
+  o.level = 0;
+  o.kind = MR_CHANNEL_DEADLINE;
+  int requests = mr::channel_create(o);
+  o.level = MR_LEVELS;
+  ck_assert_int_eq(error_code([&] { mr::channel_create(o); }), MR_ELEVEL);
+  ck_assert_int_eq(error_code([] { mr::channel_stats(MR_MAX_CHANNELS); }), MR_ENOCHANNEL);
+  ck_assert_int_eq(error_code([&] { mr::spawn([] {}, mr::spawn_options(requests)); }),
+                   MR_EDEADLINE);
+  ck_assert_int_eq(error_code([&] { mr::spawn([] {}, mr::spawn_options(batch, 5)); }),
+                   MR_EDEADLINE);
+  ck_assert_int_eq(error_code([] { mr::spawn([] {}, mr::spawn_options(MR_MAX_CHANNELS)); }),
+                   MR_ENOCHANNEL);
+  std::uint64_t runs0 = mr::channel_stats(batch).contexts_run;
+  // One engine: the batch context yields; the request spawned meanwhile (level 0) runs before
+  // it resumes, and each sees its own channel.
+  std::vector<int> order;
+  mr::future<int> go;
+  auto b = mr::spawn(
+      [&] {
+        order.push_back(mr::channel_current());
+        go.wait();
+        mr::spawn([&] { order.push_back(mr::channel_current()); },
+                  mr::spawn_options(requests, MR_now()));
+        mr::yield();
+        order.push_back(-mr::channel_current());
+        return 7;
+      },
+      mr::spawn_options(batch));
+  go.signal(1);
+  ck_assert_int_eq(b->wait(), 7);
+  ck_assert_int_eq(static_cast<int>(order.size()), 3);
+  ck_assert_int_eq(order[0], batch);
+  ck_assert_int_eq(order[1], requests);
+  ck_assert_int_eq(order[2], -batch);
+  // Started, and resumed after the yield (the future was signalled before the wait).
+  ck_assert_uint_eq(mr::channel_stats(batch).contexts_run - runs0, 2);
+  ck_assert_uint_eq(mr::channel_stats(requests).contexts_run, 1);
+  // A thread that is not an engine.
+  int current = 0, yielded = 0;
+  std::thread t([&] {
+    current = error_code([] { mr::channel_current(); });
+    yielded = error_code([] { mr::yield(); });
+  });
+  t.join();
+  ck_assert_int_eq(current, MR_ENOTENGINE);
+  ck_assert_int_eq(yielded, MR_ENOTENGINE);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cxx");
   TCase *tc = mr_tcase("cxx", 60);
@@ -397,6 +468,7 @@ int main(void) {
   tcase_add_test(tc, test_blocking_region);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
   tcase_add_test(tc, test_time);
+  tcase_add_test(tc, test_channels);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
