@@ -9,4 +9,9 @@ for k in fib nqueens uts mandelbrot spectral micro fanout; do
     status=1
   fi
 done
+# The scope form of the fan-out (MR_scope, mr::scope, task_group, taskgroup).
+if ./bench/fanout --scope --check; then :; else
+  echo "check_kernels: bench/fanout --scope --check failed" >&2
+  status=1
+fi
 exit $status

@@ -4,13 +4,19 @@
 // sequential one; the question is how far behind they stay, and whether more workers make it
 // worse (every runtime measured here did, before mrengine's batch steal).
 //
-//   ./bench/fanout [BATCHES [TASKS]] [harness options]   (default 1000 x 1000; bench/harness.hpp)
-//   ./bench/fanout --check                                 10 x 100 everywhere (make check)
+//   ./bench/fanout [--scope] [BATCHES [TASKS]] [harness options]   (default 1000 x 1000;
+//                                                                 bench/harness.hpp)
+//   ./bench/fanout [--scope] --check                  10 x 100 everywhere (make check)
 //
 // Implementations: sequential increments; mrengine's C ABI, one conjunction of TASKS branches per
 // batch (TASKS-1 sparks and the parent's own); mrengine's C++ API, mr::parallel_for over the
 // batch (loop control); oneTBB, a task_group with TASKS run() and a wait(); OpenMP, TASKS tasks
 // and a taskwait from one thread of a parallel region. The figure is ns per increment.
+//
+// With --scope each batch is a scope, Smartpool's own form of the kernel (its tasks are spawned
+// one by one into a region whose size the region does not know): mrengine's C ABI, an MR_Scope
+// with TASKS MR_scope_spawn and an MR_scope_end; its C++ API, mr::scope with TASKS s.spawn (a
+// closure each); oneTBB, the same task_group; OpenMP, TASKS tasks in a taskgroup.
 #include "harness.hpp"
 
 #include <tbb/task_group.h>
@@ -24,6 +30,42 @@ std::atomic<long> g_counter{0};
 void increment() { g_counter.fetch_add(1, std::memory_order_relaxed); }
 
 void mr_c_task(void *) { increment(); }
+
+// One batch as a scope (--scope).
+void scope_batch(int impl, int tasks) {
+  switch (impl) {
+    case bench::kMrC: {
+      MR_Scope s;
+      MR_scope_begin(&s);
+      for (int i = 0; i < tasks; i++) MR_scope_spawn(&s, mr_c_task, nullptr);
+      MR_scope_end(&s);
+      break;
+    }
+    case bench::kMrCxx:
+      mr::scope([tasks](auto &s) {
+        for (int i = 0; i < tasks; i++) s.spawn([] { increment(); });
+      });
+      break;
+    case bench::kTbb: {
+      tbb::task_group g;
+      for (int i = 0; i < tasks; i++) g.run([] { increment(); });
+      g.wait();
+      break;
+    }
+    case bench::kOmp:
+      // In the one thread of the harness's parallel region (bench::with_workers).
+#pragma omp taskgroup
+      {
+        for (int i = 0; i < tasks; i++) {
+#pragma omp task
+          increment();
+        }
+      }
+      break;
+    default:
+      for (int i = 0; i < tasks; i++) increment();
+  }
+}
 
 void batch(int impl, int tasks) {
   switch (impl) {
@@ -57,9 +99,9 @@ void batch(int impl, int tasks) {
   }
 }
 
-bool run(int impl, int batches, int tasks) {
+bool run(int impl, int batches, int tasks, bool scopes) {
   g_counter.store(0);
-  for (int b = 0; b < batches; b++) batch(impl, tasks);
+  for (int b = 0; b < batches; b++) (scopes ? scope_batch : batch)(impl, tasks);
   return g_counter.load() == static_cast<long>(batches) * tasks;
 }
 
@@ -68,24 +110,29 @@ bool run(int impl, int batches, int tasks) {
 int main(int argc, char **argv) {
   bench::Options o = bench::parse(argc, argv);
   int batches = 0, tasks = 0;
+  bool scopes = false;
   for (const std::string &a : o.rest) {
-    if (batches == 0)
+    if (a == "--scope")
+      scopes = true;
+    else if (batches == 0)
       batches = bench::parse_int(argv[0], a, 1, 1000000, "BATCHES");
     else if (tasks == 0)
       tasks = bench::parse_int(argv[0], a, 1, 1000000, "TASKS");
     else
       bench::usage_error(argv[0], "unexpected argument '" + a + "'");
   }
+  const char *name = scopes ? "fanout-scope" : "fanout";
   if (o.check) {
-    bench::Report rep("fanout", "10x100", o);
-    rep.run([](int impl) { return run(impl, 10, 100); });
-    std::printf("fanout: every implementation counted 10 x 100 increments: %s\n", rep.ok() ? "yes" : "NO");
+    bench::Report rep(name, "10x100", o);
+    rep.run([scopes](int impl) { return run(impl, 10, 100, scopes); });
+    std::printf("%s: every implementation counted 10 x 100 increments: %s\n", name,
+                rep.ok() ? "yes" : "NO");
     return rep.ok() ? 0 : 1;
   }
   if (batches == 0) batches = 1000;
   if (tasks == 0) tasks = 1000;
-  bench::Report rep("fanout", std::to_string(batches) + "x" + std::to_string(tasks), o);
-  rep.run([batches, tasks](int impl) { return run(impl, batches, tasks); });
+  bench::Report rep(name, std::to_string(batches) + "x" + std::to_string(tasks), o);
+  rep.run([batches, tasks, scopes](int impl) { return run(impl, batches, tasks, scopes); });
   rep.print();
   double ops = static_cast<double>(batches) * tasks;
   for (int w : o.workers)

@@ -60,13 +60,14 @@ extern "C" {
   XX(ENOCHANNEL, -17, "no such channel")                                                       \
   XX(ELEVEL, -18, "priority level out of range")                                               \
   XX(ECHANNELS, -19, "too many channels (MR_MAX_CHANNELS exist)")                              \
-  XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")
+  XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")         \
+  XX(ECLOSED, -21, "the scope has ended")
 
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -21
+  MR_ERRNO_END_ = -22
 } MR_Errno;
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
@@ -352,6 +353,43 @@ MR_EXTERN int MR_lc_spawn(MR_LoopControl *lc, MR_TaskFn fn, void *env);
 /* Wait until every iteration started on lc has finished, then free lc. Returns 0; MR_EINVAL;
  * MR_ENOTENGINE (not called from a context: lc is left as it was). */
 MR_EXTERN int MR_lc_finish(MR_LoopControl *lc);
+
+/* ---- Scopes (doc/api.md, "Scopes") ------------------------------------------------------------ */
+
+/* A scope is a fork-join region whose number of tasks is not known in advance: MR_scope_begin
+ * opens it, MR_scope_spawn adds a task fn(env) (from the owner, or from any task of the scope,
+ * so tasks may spawn more tasks into it), and MR_scope_end returns once every task spawned into
+ * it has finished. Tasks may therefore borrow the owner's stack: env may point into the frame
+ * that calls MR_scope_end. Each task is a spark of the calling engine (a thread that is not an
+ * engine puts it in the injector): idle engines steal it, and at MR_scope_end the owner runs
+ * its own remaining tasks itself, then suspends (a thread that is not an engine blocks) until
+ * the last one finishes. A scope's tasks belong to the channel of the context that began it.
+ * Storage is the caller's (usually on its stack) and the content private, like MR_SyncTerm's;
+ * the words it does not use yet keep room for later versions without changing its size. A
+ * zeroed MR_Scope is an ended one (MR_scope_spawn returns MR_ECLOSED). Scopes nest: a task may
+ * open a scope of its own. */
+typedef struct MR_Scope {
+  uintptr_t mr_private[4];
+} MR_Scope;
+
+/* Open *s (the caller becomes its owner). Any thread while the runtime runs. Returns 0;
+ * MR_ENOTINIT; MR_EINVAL (s NULL). */
+MR_EXTERN int MR_scope_begin(MR_Scope *s);
+
+/* Add the task fn(env) to *s. Called by the owner before MR_scope_end, or by a task of *s while
+ * it runs (any other caller must know that *s has not ended). Returns 0; MR_ENOTINIT; MR_EINVAL
+ * (s or fn NULL); MR_ECLOSED (*s has ended, and fn will not run). */
+MR_EXTERN int MR_scope_spawn(MR_Scope *s, MR_TaskFn fn, void *env);
+
+/* Wait until every task of *s has finished, including the tasks they spawned into it, then end
+ * *s; its storage may then be reused (MR_scope_begin opens it again). Called only by the owner.
+ * Returns 0; MR_ENOTINIT; MR_EINVAL (s NULL); MR_ECLOSED (*s had already ended). */
+MR_EXTERN int MR_scope_end(MR_Scope *s);
+
+/* A scope around one call: MR_scope_begin, fn(scope, env) (which spawns into scope), then
+ * MR_scope_end. Returns as MR_scope_begin and MR_scope_end do, or MR_EINVAL (fn NULL). */
+typedef void (*MR_ScopeFn)(MR_Scope *scope, void *env);
+MR_EXTERN int MR_scope(MR_ScopeFn fn, void *env);
 
 /* ---- Contexts ------------------------------------------------------------------------------ */
 

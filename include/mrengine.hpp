@@ -7,6 +7,7 @@
 //   auto r = mr::spawn([] { return h(); });  // a new context; r->wait() is its result
 //   mr::future<int> f;  f.signal(3);  f.wait();  // single-assignment, waits suspend contexts
 //   n = mr::blocking([&] { return read(fd, buf, len); });  // off the engine while it blocks
+//   mr::scope([&](auto &s) { for (auto &x : xs) s.spawn([&] { f(x); }); });  // all done here
 //
 // An exception thrown by a branch of parallel_invoke is carried to the caller and rethrown there
 // after every branch has finished (the first one, in argument order, if several threw); one
@@ -487,6 +488,86 @@ void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
   if (rc == 0) rc = frc;
   if (rc != 0) throw error(rc, MR_strerror(rc));
   if (sh.error) std::rethrow_exception(sh.error);
+}
+
+// ---- Scopes (mrengine.h, "Scopes") ----
+
+// The scope that mr::scope hands its function: spawn(f) runs f() as a task of the scope, from
+// the function or from any task of the scope, which may thus spawn more. Tasks may borrow what
+// lives in the frame that called mr::scope (capture by reference): mr::scope returns only after
+// every one has finished. Not copyable or movable.
+class scope_handle {
+ public:
+  scope_handle(const scope_handle &) = delete;
+  scope_handle &operator=(const scope_handle &) = delete;
+
+  // Add f() (invocable with no arguments; moved or copied into the task) to the scope. Throws
+  // std::bad_alloc, or mr::error(MR_ECLOSED) if the scope has ended (only a thread outside the
+  // scope that races mr::scope's return can see that); f then never runs.
+  template <class F>
+  void spawn(F &&f) {
+    using Fn = std::decay_t<F>;
+    struct task {
+      Fn fn;
+      scope_handle *h;
+      static void run(void *p) noexcept {
+        std::unique_ptr<task> t(static_cast<task *>(p));
+        try {
+          t->fn();
+        } catch (...) {
+          t->h->fail(std::current_exception());
+        }
+      }
+    };
+    auto *t = new task{Fn(std::forward<F>(f)), this};
+    int rc = MR_scope_spawn(&s_, &task::run, t);
+    if (rc != 0) {
+      delete t;
+      throw error(rc, std::string("mr::scope spawn: ") + MR_strerror(rc));
+    }
+  }
+
+ private:
+  template <class B>
+  friend auto scope(B &&body) -> std::invoke_result_t<B &, scope_handle &>;
+  scope_handle() {
+    int rc = MR_scope_begin(&s_);
+    if (rc != 0) throw error(rc, std::string("mr::scope: ") + MR_strerror(rc));
+  }
+  // Keep e if it is the first exception of the scope (the body's or a task's).
+  void fail(std::exception_ptr e) noexcept {
+    // acq_rel: one writer of error_; MR_scope_end orders its write before the rethrow.
+    if (!failed_.exchange(true, std::memory_order_acq_rel)) error_ = std::move(e);
+  }
+  MR_Scope s_;
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
+};
+
+// Run body(s) with a new scope s, then wait until every task spawned into s (by body or by
+// its tasks) has finished, and return body's result. If body or a task threw, the first
+// exception thrown (in time) is rethrown once all have finished; later ones are dropped. Any
+// thread while the runtime runs: a context runs its own remaining tasks at the end, then
+// suspends until the last one finishes (its engine does other work); a thread that is not an
+// engine blocks. Throws mr::error (MR_ENOTINIT) if the runtime is not running.
+template <class B>
+auto scope(B &&body) -> std::invoke_result_t<B &, scope_handle &> {
+  using R = std::invoke_result_t<B &, scope_handle &>;
+  scope_handle h;
+  std::optional<std::conditional_t<std::is_void_v<R>, std::monostate, R>> result;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      body(h);
+    } else {
+      result.emplace(body(h));
+    }
+  } catch (...) {
+    h.fail(std::current_exception());
+  }
+  int rc = MR_scope_end(&h.s_);
+  if (h.error_) std::rethrow_exception(h.error_);
+  if (rc != 0) throw error(rc, std::string("mr::scope: ") + MR_strerror(rc));
+  if constexpr (!std::is_void_v<R>) return std::move(*result);
 }
 
 }  // namespace mr

@@ -16,6 +16,7 @@
 #include "engine/wake.hpp"
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
+#include "engine/scope.hpp"
 #include "engine/stats.hpp"
 #include "engine/trace.hpp"
 #include "engine/yield.hpp"
@@ -262,6 +263,42 @@ MR_EXTERN int MR_lc_finish(MR_LoopControl *lc) {
   if (!in_context()) return MR_ENOTENGINE;
   mr::engine::lc_finish(reinterpret_cast<mr::engine::LoopControl *>(lc));
   return 0;
+}
+
+// ---- Scopes ----
+
+namespace {
+
+mr::engine::Scope *scope_of(MR_Scope *s) { return reinterpret_cast<mr::engine::Scope *>(s); }
+
+}  // namespace
+
+MR_EXTERN int MR_scope_begin(MR_Scope *s) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!s) return MR_EINVAL;
+  mr::engine::scope_begin(scope_of(s));
+  return 0;
+}
+
+MR_EXTERN int MR_scope_spawn(MR_Scope *s, MR_TaskFn fn, void *env) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!s || !fn) return MR_EINVAL;
+  return mr::engine::scope_spawn(scope_of(s), fn, env);
+}
+
+MR_EXTERN int MR_scope_end(MR_Scope *s) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!s) return MR_EINVAL;
+  return mr::engine::scope_end(scope_of(s));
+}
+
+MR_EXTERN int MR_scope(MR_ScopeFn fn, void *env) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!fn) return MR_EINVAL;
+  MR_Scope s;
+  mr::engine::scope_begin(scope_of(&s));
+  fn(&s, env);
+  return mr::engine::scope_end(scope_of(&s));
 }
 
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts) {
