@@ -188,6 +188,10 @@ void ensure_runtime() {
     // pages cost memory).
     cfg.stack_size = stack ? stack : (size_t)8 << 20;
     cfg.small_stack_size = stack ? stack : (size_t)2 << 20;
+    // The task cut-off (task.cpp) is mrengine's granularity test: 64 sparks per engine on the
+    // creator's deque before tasks run undeferred, libgomp's 64 queued tasks per thread (on UTS
+    // T3, 2 engines, the default 8 left the thieves too little to take).
+    cfg.options = "--granularity-factor=64";
     int rc = MR_init(&cfg);
     if (rc != 0 && rc != MR_EBUSY)
       die("cannot start mrengine: %s (%s)", MR_strerror(rc), MR_init_error_message());
