@@ -47,7 +47,6 @@ struct Globals {
   int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime (written once: ensure_runtime)
-  bool own_runtime = false;        // ensure_runtime started it (and nothing will shut it down)
   bool cancel_var = false;         // OMP_CANCELLATION
 };
 extern Globals &G;

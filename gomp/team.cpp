@@ -195,7 +195,6 @@ void ensure_runtime() {
     int rc = MR_init(&cfg);
     if (rc != 0 && rc != MR_EBUSY)
       die("cannot start mrengine: %s (%s)", MR_strerror(rc), MR_init_error_message());
-    G.own_runtime = rc == 0;
   }
   // Written once, here, before the release store that lets every other caller skip the lock.
   G.engines = MR_num_engines();
@@ -222,10 +221,6 @@ Task *initial_task() {
 }
 
 // ---- the barrier ----------------------------------------------------------------------------
-
-// How long a waiter looks for what it waits for before suspending: a barrier's new generation,
-// a parked member's next job (OMP_WAIT_POLICY: longer when active, not at all when passive).
-int barrier_spins() { return G.wait_policy == 1 ? 100000 : G.wait_policy == 0 ? 0 : 2000; }
 
 // A barrier of a cancellable region returns early once the region is cancelled (the canceller
 // releases the waiters of the current generation, see GOMP_cancel).
@@ -256,7 +251,7 @@ void team_barrier(Team *t) {
     // The others are usually close behind: look for the new generation for a moment before
     // suspending (a suspension and its wake-up cost several microseconds), longer with
     // OMP_WAIT_POLICY=active, not at all with passive.
-    int spins = barrier_spins();
+    int spins = G.wait_policy == 1 ? 100000 : G.wait_policy == 0 ? 0 : 2000;
     for (int i = 0; i < spins; i++) {
       // acquire: as the wait's, the last arrival's writes are visible once we see it.
       if (t->generation.load(std::memory_order_acquire) != g) break;
@@ -299,7 +294,7 @@ std::atomic<bool> slots_busy{false};
 // Threads in active teams beyond the initial ones (for thread-limit-var), when it is set.
 std::atomic<int> threads_in_use{1};
 
-bool run_member(Team *team, int i, bool may_park = false);
+void run_member(Team *team, int i);
 
 // Wait, holding the engine (a suspension would let the engine run the team's tasks before this
 // member's implicit task has initialised its copies), until members 1..n-1 have all begun.
@@ -367,11 +362,7 @@ void end_implicit(Task *self) {
   set_current(self);
 }
 
-bool park_arm();
-
-// Member i's implicit task. With may_park, the context takes its engine's parking place
-// before the region's end (so that the next region finds it there); true if it did.
-bool run_member(Team *team, int i, bool may_park) {
+void run_member(Team *team, int i) {
   Task *self = &team->members[i];
   set_current(self);
   if (team->start_together) {
@@ -381,87 +372,15 @@ bool run_member(Team *team, int i, bool may_park) {
   }
   team->fn(team->data);
   set_current(self);
-  bool armed = may_park && park_arm();
   end_implicit(self);
   // Nothing of ours runs on this thread or context until the next task sets its own.
   set_current(nullptr);
   release_team(team);
-  return armed;
-}
-
-// ---- parked members ---------------------------------------------------------------------------
-//
-// A member context of a top-level team, bound to its engine, does not end with its region: it
-// parks on its engine, and the next top-level team hands it its member there, which saves the
-// spawn of a context per member and region. It takes its engine's parking place before the
-// region's last barrier, so the next region, which may begin as soon as that barrier ends,
-// finds it (and waits the moment it takes to get there). Parked, it first watches for a job for
-// as long as a barrier waiter would (the next region usually follows at once), then suspends
-// on a future, which leaves its engine to other work. Only in a runtime started here: a program
-// that runs mrengine itself may shut it down, which a parked context would keep from ending.
-
-// One parking place per engine: empty, taken by a member context on its way (arming), parked
-// (waiting for a job), or taken by a team that is handing it a job.
-constexpr int kEmpty = 0, kArming = 1, kParked = 2, kTaken = 3;
-struct Parking {
-  std::atomic<int> state{kEmpty};
-  Job job{};                            // written by the team that takes the parked context
-  MR_Future posted = MR_FUTURE_INIT;    // signalled once job is written
-};
-// Never destroyed (as G), one per engine, made by the first team that uses them (before it
-// spawns the members that read the pointer).
-Parking *parking = nullptr;
-std::once_flag parking_once;
-
-// Take the calling member context's engine's parking place; false if another context has it.
-bool park_arm() {
-  int e = MR_engine_id();
-  if (!parking || e < 0 || e >= G.engines) return false;
-  int expected = kEmpty;
-  // acquire: the previous parked context's read of the job happens before our use of the place.
-  return parking[e].state.compare_exchange_strong(expected, kArming, std::memory_order_acquire);
-}
-
-// Park the calling member context (which holds its engine's place) until a team hands it a
-// member.
-Job park() {
-  Parking &p = parking[MR_engine_id()];  // bound: the engine that park_arm saw
-  MR_future_init(&p.posted);  // nobody signals it before it is kParked
-  // release: a team that takes the place sees the future reset.
-  p.state.store(kParked, std::memory_order_release);
-  int spins = barrier_spins();
-  for (int i = 0; i < spins && !MR_future_is_signalled(&p.posted); i++) __builtin_ia32_pause();
-  MR_future_wait(&p.posted);  // the signal publishes the job
-  Job j = p.job;
-  // release: our read of the job happens before the next context takes the place.
-  p.state.store(kEmpty, std::memory_order_release);
-  return j;
-}
-
-// Hand member j to the context parked on engine e, if there is one (waiting for a moment when
-// it is on its way there); false if there is none.
-bool unpark(int e, Job j) {
-  if (!parking) return false;
-  Parking &p = parking[e];
-  int spins = std::max(barrier_spins(), 2000);
-  for (int i = 0;; i++) {
-    int expected = kParked;
-    // acquire: pairs with park's release store (the future is reset).
-    if (p.state.compare_exchange_weak(expected, kTaken, std::memory_order_acquire)) break;
-    if (expected != kArming && expected != kParked) return false;
-    if (i >= spins) return false;  // its engine is busy with something else: spawn instead
-    __builtin_ia32_pause();
-  }
-  p.job = j;
-  MR_future_signal(&p.posted, 1);
-  return true;
 }
 
 void member_entry(void *arg) {
   auto *self = static_cast<Task *>(arg);
-  Job j{self->team, self->thread_num};
-  bool top = self->team->top_slots;
-  while (run_member(j.team, j.member, top && G.own_runtime)) j = park();
+  run_member(self->team, self->thread_num);
 }
 
 }  // namespace
@@ -570,12 +489,10 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
   }
   if (slots)
     for (int i = 1; i < n && i < engines; i++) t->engine_member[(here + i) % engines] = i;
-  if (slots && G.own_runtime)
-    std::call_once(parking_once, [] { parking = new Parking[static_cast<size_t>(G.engines)]; });
   for (int i = 1; i < n; i++) {
     if (threads[i]) {
       give_job(threads[i], Job{t, i});
-    } else if (!unpark((here + i) % engines, Job{t, i})) {
+    } else {
       MR_SpawnOptions o;
       MR_spawn_options_default(&o);
       o.engine = (here + i) % engines;
