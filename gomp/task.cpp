@@ -277,8 +277,8 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // what fulfils its event may come later in this thread).
   bool alone = parent->team->n == 1 && !event;
   // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
-  // (the engine's own granularity test, which says no on a thread that is not an engine), idle
-  // engines have enough to steal, and another spark would only cost its record and its join:
+  // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
+  // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to steal, and another spark would only cost its record and its join:
   // run the task undeferred instead. Not a task with dependences (its creator would wait for
   // the predecessors), a detached one (what fulfils its event may come later in its creator),
   // or a taskloop's (the split into tasks is the program's request).
