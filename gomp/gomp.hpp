@@ -93,9 +93,12 @@ struct Task {
   bool final_ = false;     // in a final task: every task it creates is included
   bool implicit = false;
   Icv icv;
-  // Explicit children forked as sparks and not joined yet, in creation order.
-  std::vector<Task *> children;
-  std::vector<std::size_t> groups;  // taskgroup marks: children.size() at each taskgroup_start
+  // Explicit children forked as sparks and not joined yet: a list from the newest (linked
+  // through each child's `older`), so that forking and joining one allocates nothing.
+  Task *newest_child = nullptr;
+  Task *older = nullptr;            // as a child: the sibling forked before it
+  std::size_t nchildren = 0;
+  std::vector<std::size_t> groups;  // taskgroup marks: nchildren at each taskgroup_start
   // Cancellation of taskgroups: one flag per taskgroup this task opened (innermost last), and
   // the flag of the taskgroup the task was created in (shared with its siblings there).
   std::vector<std::shared_ptr<std::atomic<bool>>> group_flags;
@@ -195,9 +198,19 @@ struct Team {
   MR_Future exit_done = MR_FUTURE_INIT;
 };
 
+// The task running on this thread, or null before the thread's first use of the runtime.
+// Initial-exec TLS (as libgomp's own): this library is loaded with the program, and each task
+// creation reads and writes it, where the general model would call __tls_get_addr each time.
+extern __thread Task *tl_current __attribute__((tls_model("initial-exec")));
+// The initial task of this thread (made on first use), which becomes its current task.
+Task *initial_task();
+
 // The task running on this thread (the initial task of the thread if none).
-Task *current();
-void set_current(Task *t);
+inline Task *current() {
+  if (Task *t = tl_current) return t;
+  return initial_task();
+}
+inline void set_current(Task *t) { tl_current = t; }
 
 // Wait politely for another thread (sync.cpp): spin, then yield, then sleep in short spells.
 void backoff(unsigned *round);
@@ -235,7 +248,10 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
 // Task reductions (task.cpp): the per-thread arrays of a descriptor chain for n threads, and
 // the innermost scope visible to task t.
 void red_allocate(std::uintptr_t *data, int n);
-std::shared_ptr<RedScope> red_visible(Task *t);
+std::shared_ptr<RedScope> red_visible_in_groups(Task *t);
+inline std::shared_ptr<RedScope> red_visible(Task *t) {
+  return t->red_stack.empty() ? t->red_in : red_visible_in_groups(t);
+}
 // A member's start of a work-share with task reductions (its own descriptor `data`).
 void ws_reductions(Task *self, WorkShare *w, std::uintptr_t *data);
 

@@ -52,6 +52,9 @@ std::uint64_t trip_count_ull(bool up, std::uint64_t start, std::uint64_t end, st
   return s > e ? static_cast<std::uint64_t>((s - e + step - 1) / step) : 0;
 }
 
+// Dynamic loops whose iteration count and chunk are below these hand chunks out by fetch-add.
+constexpr std::uint64_t kFetchAddMaxN = std::uint64_t{1} << 62, kFetchAddMaxChunk = std::uint64_t{1} << 31;
+
 // The next chunk [*lo, *hi) of the member's current work-share; false when none is left.
 bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   WorkShare *w = self->ws;
@@ -80,7 +83,18 @@ bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
       return true;
     }
     case SCHED_DYNAMIC: {
-      // relaxed: iteration numbers only; the loop's data is ordered by the barrier after it.
+      // One fetch-add per chunk, which never fails under contention as a compare-and-swap
+      // may; it moves `next` past n by at most a chunk per call once the loop is exhausted, so
+      // only where that cannot wrap (a member asks once more, not billions of times).
+      if (n <= kFetchAddMaxN && w->chunk <= kFetchAddMaxChunk) {
+        // relaxed: iteration numbers only; the loop's data is ordered by the barrier after it.
+        std::uint64_t cur = w->next.fetch_add(w->chunk, std::memory_order_relaxed);
+        if (cur >= n) return false;
+        *lo = cur;
+        *hi = n - cur < w->chunk ? n : cur + w->chunk;
+        return true;
+      }
+      // relaxed: as above.
       std::uint64_t cur = w->next.load(std::memory_order_relaxed);
       for (;;) {
         if (cur >= n) return false;

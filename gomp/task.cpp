@@ -67,8 +67,8 @@ constexpr size_t kBlock = 512, kBlockAlign = 64, kCacheMax = 256;
 struct FreeBlock {
   FreeBlock *next;
 };
-thread_local FreeBlock *block_cache = nullptr;
-thread_local size_t block_cached = 0;
+__thread FreeBlock *block_cache __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread size_t block_cached __attribute__((tls_model("initial-exec"))) = 0;
 
 void *block_alloc(size_t size, size_t align) {
   if (size <= kBlock && align <= kBlockAlign) {
@@ -187,12 +187,22 @@ std::shared_ptr<std::atomic<bool>> child_group(Task *parent) {
   if (!G.cancel_var) return nullptr;
   return parent->group_flags.empty() ? parent->in_group : parent->group_flags.back();
 }
+
+// A new child of parent would be discarded (its region or its taskgroup is cancelled).
+bool created_cancelled(Task *parent) {
+  // acquire: as the cancellation points'.
+  if (parent->team->cancelled.load(std::memory_order_acquire)) return true;
+  std::atomic<bool> *f = group_flag(parent);
+  // acquire: as above.
+  return f && f->load(std::memory_order_acquire);
+}
 }  // namespace
 
 void join_children(Task *t, std::size_t mark) {
-  while (t->children.size() > mark) {
-    Task *c = t->children.back();
-    t->children.pop_back();
+  while (t->nchildren > mark) {
+    Task *c = t->newest_child;
+    t->newest_child = c->older;
+    t->nchildren--;
     MR_join_and_continue(&c->st);
     // The join may have run other tasks on this thread.
     set_current(t);
@@ -200,7 +210,7 @@ void join_children(Task *t, std::size_t mark) {
     c->~Task();
     block_free(c, size, align);
   }
-  for (auto &g : t->groups) g = std::min(g, t->children.size());
+  for (auto &g : t->groups) g = std::min(g, t->nchildren);
   if (mark == 0 && t->deps) t->deps->clear();
 }
 
@@ -246,6 +256,10 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
                  const Bounds *bounds) {
   ensure_runtime();
   Task *parent = current();
+  // A task created in a cancelled region or taskgroup is discarded at once: it would be
+  // discarded before starting if deferred (run_spark), and one that the cut-off below (or an
+  // if(0) clause) would run undeferred must not run either.
+  if (G.cancel_var && created_cancelled(parent)) return;
   std::vector<Dep> deps;
   if ((flags & kDepend) && depend) deps = parse_depend(depend);
   // Untied tasks are run as tied ones (allowed: untied only permits migration).
@@ -262,9 +276,19 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // it at once, as programs written for one thread expect (a detached task stays deferred:
   // what fulfils its event may come later in this thread).
   bool alone = parent->team->n == 1 && !event;
-  if (!if_clause || parent->final_ || alone) {
-    // Undeferred (if(0)), included (in a final task) or alone: run here and now, after its
-    // predecessors.
+  // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
+  // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
+  // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to steal, and another spark would only cost its record and its join:
+  // run the task undeferred instead. Not a task with dependences (its creator would wait for
+  // the predecessors), a detached one (what fulfils its event may come later in its creator),
+  // or a taskloop's (the split into tasks is the program's request).
+  auto cutoff = [&] {
+    return deps.empty() && !event && !bounds && MR_engine_view != nullptr &&
+           !MR_par_cond_local_wsdeque_length();
+  };
+  if (!if_clause || parent->final_ || alone || cutoff()) {
+    // Undeferred (if(0) or the cut-off), included (in a final task) or alone: run here and now,
+    // after its predecessors.
     DepRef node = deps.empty() ? nullptr : std::make_shared<DepNode>();
     if (!deps.empty()) {
       wait_preds(link_deps(parent, deps, node));
@@ -328,7 +352,9 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
     t->node = std::make_shared<DepNode>();
     t->preds = link_deps(parent, deps, t->node);
   }
-  parent->children.push_back(t);
+  t->older = parent->newest_child;
+  parent->newest_child = t;
+  parent->nchildren++;
   MR_sync_term_init(&t->st, 2);
   MR_fork_new_child(&t->st, run_spark, t);
 }
@@ -456,7 +482,7 @@ MRG_EXPORT void GOMP_taskyield(void) {
 
 MRG_EXPORT void GOMP_taskgroup_start(void) {
   Task *self = current();
-  self->groups.push_back(self->children.size());
+  self->groups.push_back(self->nchildren);
   self->red_stack.push_back(nullptr);
   if (G.cancel_var) self->group_flags.push_back(std::make_shared<std::atomic<bool>>(false));
 }
@@ -487,7 +513,7 @@ void red_allocate(std::uintptr_t *data, int n) {
   }
 }
 
-std::shared_ptr<RedScope> red_visible(Task *t) {
+std::shared_ptr<RedScope> red_visible_in_groups(Task *t) {
   for (auto it = t->red_stack.rbegin(); it != t->red_stack.rend(); ++it)
     if (*it) return *it;
   return t->red_in;

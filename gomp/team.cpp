@@ -158,7 +158,6 @@ std::mutex init_lock;
 // mrengine, or the one started here); it never stops (doc/gomp.md).
 std::atomic<bool> runtime_known{false};
 
-thread_local Task *tl_current = nullptr;
 // The initial task of a thread that is in no parallel region (and its team of one).
 thread_local std::unique_ptr<Task> tl_initial;
 thread_local std::unique_ptr<Team> tl_initial_team;
@@ -189,6 +188,10 @@ void ensure_runtime() {
     // pages cost memory).
     cfg.stack_size = stack ? stack : (size_t)8 << 20;
     cfg.small_stack_size = stack ? stack : (size_t)2 << 20;
+    // The task cut-off (task.cpp) is mrengine's granularity test: 64 sparks per engine on the
+    // creator's deque before tasks run undeferred, libgomp's 64 queued tasks per thread (on UTS
+    // T3, 2 engines, the default 8 left the thieves too little to take).
+    cfg.options = "--granularity-factor=64";
     int rc = MR_init(&cfg);
     if (rc != 0 && rc != MR_EBUSY)
       die("cannot start mrengine: %s (%s)", MR_strerror(rc), MR_init_error_message());
@@ -198,8 +201,9 @@ void ensure_runtime() {
   runtime_known.store(true, std::memory_order_release);
 }
 
-Task *current() {
-  if (Task *t = tl_current) return t;
+__thread Task *tl_current = nullptr;
+
+Task *initial_task() {
   if (!tl_initial) {
     std::call_once(env_once, read_environment);
     tl_initial_team = std::make_unique<Team>();
@@ -215,8 +219,6 @@ Task *current() {
   tl_current = tl_initial.get();
   return tl_current;
 }
-
-void set_current(Task *t) { tl_current = t; }
 
 // ---- the barrier ----------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ status=0
 for t in runtime threadprivate barrier tied depend barrier-tasks locks ordered task-reduction; do
   if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
+# Cancellation needs cancel-var, which is read once at start-up.
+if OMP_CANCELLATION=true timeout 60 "$prog" cancel-undeferred; then echo "PASS: cancel-undeferred"; else echo "FAIL: cancel-undeferred"; status=1; fi
 # An unsupported construct stops the program with the runtime's message.
 err=$(timeout 60 "$prog" unsupported 2>&1 >/dev/null)
 rc=$?

@@ -245,6 +245,36 @@ static int test_ordered(void) {
   return 0;
 }
 
+/* Cancellation (OMP_CANCELLATION=true, set by check-design.sh): once a taskgroup is cancelled,
+ * no task created in it runs, neither the deferred ones nor those run undeferred: if(0), and
+ * the many that fill the engine's deque so that the runtime's cut-off runs them at once. */
+static int test_cancel_undeferred(void) {
+  enum { TASKS = 2000 };
+  int ran = 0, cancelled = 0;
+  if (!omp_get_cancellation()) FAIL("OMP_CANCELLATION is not true");
+#pragma omp parallel num_threads(2) shared(ran, cancelled)
+#pragma omp single
+#pragma omp taskgroup
+  {
+#pragma omp task shared(cancelled)
+    {
+      cancelled = 1; /* before: cancel ends the task */
+#pragma omp cancel taskgroup
+    }
+#pragma omp taskwait
+    if (!cancelled) __atomic_store_n(&ran, -1000000, __ATOMIC_RELAXED); /* relaxed: read after */
+    for (int i = 0; i < TASKS; i++) {
+#pragma omp task shared(ran)
+      __atomic_add_fetch(&ran, 1, __ATOMIC_RELAXED); /* relaxed: a count, read after the region */
+#pragma omp task shared(ran) if (0)
+      __atomic_add_fetch(&ran, 1, __ATOMIC_RELAXED);
+    }
+  }
+  if (ran < 0) FAIL("the cancelling task did not run");
+  if (ran) FAIL("%d tasks created in a cancelled taskgroup ran", ran);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -255,6 +285,7 @@ int main(int argc, char **argv) {
       {"depend", test_depend},     {"barrier-tasks", test_barrier_runs_tasks},
       {"locks", test_locks},       {"ordered", test_ordered},
       {"task-reduction", test_task_reduction},
+      {"cancel-undeferred", test_cancel_undeferred},
       {"unsupported", test_unsupported},
   };
   if (argc != 2) {
