@@ -22,34 +22,36 @@ constexpr const char *kTooManyBranches =
 // engine's own, else (for a context whose spark was stolen) another from the same victim, so that
 // a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
 // context of its level or above waits (contexts come first at a level). Called only by context
-// self on engine e.
-bool next_spark(Engine *e, Context *self, Task &t) {
+// self on engine e. A stolen spark is counted here; one of the engine's own is counted by
+// take_task when it runs, since the caller may put it back instead.
+enum class Next { NONE, OWN, STOLEN };
+Next next_spark(Engine *e, Context *self, Task &t) {
   if (e->bound.maybe_nonempty() ||
       (g_rt->channels.work() & g_rt->channels.at_or_above(g_rt->channels.level(self->channel))))
-    return false;
-  while (e->deque.pop(t)) {
-    if (!keep_spark(t)) continue;
-    bump(e->stats.sparks_run_local);
-    trace::on_spark_run(e);
-    return true;
-  }
+    return Next::NONE;
+  while (e->deque.pop(t))
+    if (keep_spark(t)) return Next::OWN;
   while (self->victim >= 0) {
     bump(e->stats.steal_attempts);
     if (g_rt->engines[self->victim]->deque.steal(t) != WsDeque::Steal::TAKEN) {
       bump(e->stats.steal_failures);
       self->victim = -1;
-      return false;
+      return Next::NONE;
     }
     if (!keep_spark(t)) continue;
     bump(e->stats.sparks_stolen);
     trace::on_spark_steal(e, self->victim);
-    return true;
+    return Next::STOLEN;
   }
-  return false;
+  return Next::NONE;
 }
 
 // Context self on engine e goes on with spark t: it takes t's channel (the forking context's).
-void take_task(Engine *e, Context *self, const Task &t) {
+void take_task(Engine *e, Context *self, const Task &t, Next from) {
+  if (from == Next::OWN) {
+    bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
+  }
   trace::on_run(e, self);  // a new task: a new thread for the trace
   self->task = t;
   self->channel = static_cast<int>(t.join->channel);
@@ -67,12 +69,13 @@ void finish_task(Context *self, Join *j) {
   std::uint32_t arrivals = 1 + self->held;
   self->held = 0;
   Task t;
-  bool have = !stopping && next_spark(e, self, t);
+  Next from = stopping ? Next::NONE : next_spark(e, self, t);
+  bool have = from != Next::NONE;
   if (have && t.join == j) {
     // Not the last arrival (t's is still to come): hold this one back, and arrive once for all
     // of them, so a fan-out costs one RMW on the join's line per run of sparks, not per spark.
     self->held = arrivals;
-    take_task(e, self, t);
+    take_task(e, self, t, from);
     return;
   }
   // acq_rel: release publishes the children's results to the parent; acquire (for the last
@@ -86,14 +89,14 @@ void finish_task(Context *self, Join *j) {
     if (p == nullptr) fatal(kTooManyBranches);
     // relaxed closing: a parent that misses it is dropped at its next suspension.
     if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
+        from != Next::STOLEN &&
         !g_rt->closing.load(std::memory_order_relaxed) &&
         !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
-      // spark in hand back on this engine's deque.
+      // spark in hand (this engine's own, not counted yet) back where it was. A stolen spark
+      // is not moved here: self runs it, and the parent is scheduled.
       if (have) {
         e->deque.push(t);
-        bump(e->stats.sparks_pushed);
-        trace::on_spark_create(e);
         work_posted(e->id);
       }
       enter_context(e, p);
@@ -103,7 +106,7 @@ void finish_task(Context *self, Join *j) {
     schedule(p);
   }
   if (have) {
-    take_task(e, self, t);
+    take_task(e, self, t, from);
     return;
   }
   switch_to_scheduler(e, self, [e, self] { release_context(e, self); });
