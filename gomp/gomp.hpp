@@ -132,29 +132,38 @@ struct Task {
 };
 
 // A loop or sections construct shared by the members of a team.
+//
+// `next`, which every member writes on every chunk, has a cache line to itself: the fields
+// read on every chunk (up to `end`, written when the work-share begins, and `cancelled`, by a
+// cancel) and those written at a member's end of the work-share then stay cached on each
+// member's processor, and a chunk moves one line between processors, not two. Padding rather
+// than alignment does it: a work-share is allocated for each loop, and an over-aligned
+// allocation costs far more than the bytes.
 struct WorkShare {
   unsigned seq = 0;
   int kind = SCHED_STATIC;          // resolved: static, dynamic or guided
   bool ull = false;
   bool up = true;                   // ull loops: counting up
+  // Ordered loops: chunks are handed over in iteration order (ordered_next below).
+  bool ordered = false;
+  std::atomic<bool> cancelled{false};  // cancel for / cancel sections
   std::uint64_t n = 0;              // iterations
   std::uint64_t chunk = 0;          // chunk size (0: static's one block per member)
   std::int64_t start = 0, incr = 1; // long loops (ull ones keep the bits in the same fields)
   std::int64_t end = 0;
-  std::atomic<std::uint64_t> next{0};  // dynamic and guided: the next iteration index
-  std::atomic<int> left{0};            // members that have not ended it yet
-  // Ordered loops: chunks are handed over in iteration order; ordered_next is the first
-  // iteration of the chunk whose ordered regions may run now.
-  bool ordered = false;
+  char before_next[64];                            // (no other field in next's line)
+  std::atomic<std::uint64_t> next{0};              // dynamic and guided: the next iteration index
+  char after_next[64];                             // (as before_next)
+  std::atomic<int> left{0};                        // members that have not ended it yet
+  // Ordered loops: the first iteration of the chunk whose ordered regions may run now.
   std::atomic<std::uint64_t> ordered_next{0};
   // Memory the compiler asked for (lastprivate conditional, scan): zeroed, shared by the team's
   // members for this work-share, freed with it.
   void *mem = nullptr;
-  // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
-  // of the nest (in row-major order), set when the iteration posts (depend(source)).
-  std::atomic<bool> cancelled{false};  // cancel for / cancel sections
   std::once_flag red_once;             // task reductions: made by the first member to need them
   std::shared_ptr<WsRed> red;
+  // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
+  // of the nest (in row-major order), set when the iteration posts (depend(source)).
   std::vector<std::uint64_t> doacross_counts;
   std::unique_ptr<std::atomic<unsigned char>[]> doacross_done;
   ~WorkShare() { free(mem); }
