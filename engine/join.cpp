@@ -142,6 +142,25 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   work_posted(e->id);
 }
 
+std::uint32_t run_own_sparks(Engine *&e, Join *j) {
+  std::uint32_t ran = 0;
+  for (;;) {
+    if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
+    Task t;
+    if (!e->deque.pop(t)) break;
+    if (t.join != j) {  // an older spark of something else: leave it where it was
+      e->deque.push(t);
+      break;
+    }
+    bump(e->stats.sparks_run_local);
+    trace::on_spark_run(e);
+    t.fn(t.env);
+    ran++;
+    e = this_engine();  // t.fn may have suspended and resumed this context on another engine
+  }
+  return ran;
+}
+
 void suspend_on_join(Engine *e, Join *j) {
   wait_here(e, "join outside a context", trace::Why::JOIN, [j](Context *self) {
     j->parent = self;
@@ -161,20 +180,7 @@ void join_wait(Join *j, std::uint32_t ran) {
   }
   // The branches run inline here (and the `ran` the caller ran) arrive together at the end:
   // one write of the counter.
-  for (;;) {
-    if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
-    Task t;
-    if (!e->deque.pop(t)) break;
-    if (t.join != j) {  // an older spark of another conjunction: leave it where it was
-      e->deque.push(t);
-      break;
-    }
-    bump(e->stats.sparks_run_local);
-    trace::on_spark_run(e);
-    t.fn(t.env);
-    ran++;
-    e = this_engine();  // t.fn may have suspended and resumed this context on another engine
-  }
+  ran += run_own_sparks(e, j);
   // acquire: pairs with the other branches' release arrivals (their results become visible). If
   // only the inline branches' and the parent's own arrivals are left, nobody else writes the
   // counter: a plain store.

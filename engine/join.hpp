@@ -18,6 +18,13 @@ void fork(Join *j, MR_TaskFn fn, void *env);
 // the rest. Called only by the code that initialised j.
 void join_wait(Join *j, std::uint32_t ran = 0);
 
+// Run, here and newest first, the sparks of join j on the top of engine e's deque (a spark
+// run here may fork more, which this takes too); stops at another join's spark, or when
+// MR_shutdown_now has begun. Returns how many ran (the caller arrives for them), with e the
+// engine the calling context runs on now (a spark may suspend and move it). Called only by
+// a context on engine e.
+std::uint32_t run_own_sparks(Engine *&e, Join *j);
+
 // The parent's own arrival at j, after which it waits for the last child (J1 step 3): the context
 // running on e suspends, or with e == nullptr the calling thread blocks.
 void suspend_on_join(Engine *e, Join *j);

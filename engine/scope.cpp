@@ -5,11 +5,9 @@
 
 #include <new>
 
-#include "counters.hpp"
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "join.hpp"
-#include "trace.hpp"
 
 namespace mr::engine {
 
@@ -45,22 +43,8 @@ int scope_end(Scope *s) {
   if (j->count.load(std::memory_order_relaxed) == 0) return MR_ECLOSED;
   Engine *e = this_engine();
   // The tasks still on this engine's deque, newest first, run here (a task run here may spawn
-  // more, which this loop takes too); they arrive together below.
-  std::uint32_t ran = 0;
-  while (e) {
-    if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
-    Task t;
-    if (!e->deque.pop(t)) break;
-    if (t.join != j) {  // an older spark of something else: leave it where it was
-      e->deque.push(t);
-      break;
-    }
-    bump(e->stats.sparks_run_local);
-    trace::on_spark_run(e);
-    t.fn(t.env);
-    ran++;
-    e = this_engine();  // t.fn may have suspended and resumed this context on another engine
-  }
+  // more, taken too); they arrive together below.
+  std::uint32_t ran = e ? run_own_sparks(e, j) : 0;
   // Arrive for the tasks run here, and for the owner's unit too if nothing else is left: the
   // count then reaches 0 in this RMW and the scope ends without a suspension.
   std::uint32_t c = j->count.load(std::memory_order_relaxed);
