@@ -31,6 +31,13 @@ void increment() { g_counter.fetch_add(1, std::memory_order_relaxed); }
 
 void mr_c_task(void *) { increment(); }
 
+// oneTBB's form is the same in both variants: a task_group is its scope.
+void tbb_batch(int tasks) {
+  tbb::task_group g;
+  for (int i = 0; i < tasks; i++) g.run([] { increment(); });
+  g.wait();
+}
+
 // One batch as a scope (--scope).
 void scope_batch(int impl, int tasks) {
   switch (impl) {
@@ -46,12 +53,9 @@ void scope_batch(int impl, int tasks) {
         for (int i = 0; i < tasks; i++) s.spawn([] { increment(); });
       });
       break;
-    case bench::kTbb: {
-      tbb::task_group g;
-      for (int i = 0; i < tasks; i++) g.run([] { increment(); });
-      g.wait();
+    case bench::kTbb:
+      tbb_batch(tasks);
       break;
-    }
     case bench::kOmp:
       // In the one thread of the harness's parallel region (bench::with_workers).
 #pragma omp taskgroup
@@ -80,12 +84,9 @@ void batch(int impl, int tasks) {
     case bench::kMrCxx:
       mr::parallel_for(0, tasks, [](int) { increment(); });
       break;
-    case bench::kTbb: {
-      tbb::task_group g;
-      for (int i = 0; i < tasks; i++) g.run([] { increment(); });
-      g.wait();
+    case bench::kTbb:
+      tbb_batch(tasks);
       break;
-    }
     case bench::kOmp:
       // In the one thread of the harness's parallel region (bench::with_workers).
       for (int i = 0; i < tasks; i++) {

@@ -28,21 +28,15 @@
 #include <vector>
 
 #include "mrengine.h"
+#include "summary.hpp"
 
 namespace {
 
 bool g_check = false;
 
-struct Summary {
-  double med, lo, hi;
-};
-Summary summarise(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
-void print_row(const char *what, const Summary &s, const char *unit) {
-  std::printf("  %-52s %10.1f %s  (%.1f..%.1f)\n", what, s.med, unit, s.lo, s.hi);
-}
+using bench::print_row;
+using bench::Summary;
+using bench::summarise;
 
 void start_runtime(const std::string &opts) {
   MR_Config c;
