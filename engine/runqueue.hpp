@@ -5,9 +5,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <mutex>
 #include <new>
+
+#include <boost/circular_buffer.hpp>
 
 #include "context.hpp"
 #include "fatal.hpp"
@@ -55,25 +56,25 @@ class LockedFifo {
 using RunQueue = LockedFifo<Context>;
 
 // The sparks submitted by threads that are not engines (they have no deque), first in first
-// out: a ring of tasks under a mutex. A spark costs no allocation (the ring doubles only when it
-// is full, and never shrinks): after a long idle time malloc and free on cold caches were a third
-// of the time a thread's spark took to start (doc/performance.md, "Wake latency"). The lock, the
-// ring's indices and the size hint share one cache line.
+// out: a ring of tasks (boost::circular_buffer) under a mutex. A spark costs no allocation (the
+// ring doubles only when it is full, and never shrinks): after a long idle time malloc and free
+// on cold caches were a third of the time a thread's spark took to start (doc/performance.md,
+// "Wake latency"). The lock and the size hint share one cache line.
 class alignas(64) Injector {
  public:
-  Injector() = default;
-  ~Injector() { delete[] ring_; }
-  Injector(const Injector &) = delete;
-  Injector &operator=(const Injector &) = delete;
-
   // Any thread. The caller then runs the post-work check (P1).
   void push(const Task &t) {
     std::lock_guard<std::mutex> g(lock_);
-    std::uint32_t n = static_cast<std::uint32_t>(size_.load(std::memory_order_relaxed));
-    if (n == capacity_) grow();
-    ring_[(head_ + n) & (capacity_ - 1)] = t;
+    if (ring_.full()) {  // double it (64 tasks at first); set_capacity keeps their order
+      try {
+        ring_.set_capacity(ring_.capacity() == 0 ? 64 : 2 * ring_.capacity());
+      } catch (const std::bad_alloc &) {
+        fatal("out of memory while submitting a spark from a thread that is not an engine");
+      }
+    }
+    ring_.push_back(t);
     // relaxed: the callers' seq_cst fence after push orders it (P1); under the lock for pop.
-    size_.store(n + 1, std::memory_order_relaxed);
+    size_.store(ring_.size(), std::memory_order_relaxed);
   }
 
   // Any thread: the oldest spark into *t, or false if there is none. The unlocked size test
@@ -82,11 +83,10 @@ class alignas(64) Injector {
     // relaxed: a stale zero is covered by the caller's fence-then-recheck (P1).
     if (size_.load(std::memory_order_relaxed) == 0) return false;
     std::lock_guard<std::mutex> g(lock_);
-    std::size_t n = size_.load(std::memory_order_relaxed);  // relaxed: under the lock
-    if (n == 0) return false;
-    *t = ring_[head_];
-    head_ = (head_ + 1) & (capacity_ - 1);
-    size_.store(n - 1, std::memory_order_relaxed);  // relaxed: as in push
+    if (ring_.empty()) return false;
+    *t = ring_.front();
+    ring_.pop_front();
+    size_.store(ring_.size(), std::memory_order_relaxed);  // relaxed: as in push
     return true;
   }
 
@@ -94,23 +94,8 @@ class alignas(64) Injector {
   bool maybe_nonempty() const { return size_.load(std::memory_order_relaxed) != 0; }
 
  private:
-  // Called with lock_ held and the ring full: double it (64 tasks at first), oldest first.
-  void grow() {
-    std::uint32_t cap = capacity_ == 0 ? 64 : capacity_ * 2;
-    if (cap == 0) fatal("too many sparks submitted from threads that are not engines");
-    Task *r = new (std::nothrow) Task[cap];
-    if (!r) fatal("out of memory while submitting a spark from a thread that is not an engine");
-    for (std::uint32_t i = 0; i < capacity_; i++) r[i] = ring_[(head_ + i) & (capacity_ - 1)];
-    delete[] ring_;
-    ring_ = r;
-    head_ = 0;
-    capacity_ = cap;
-  }
-
   std::mutex lock_;
-  Task *ring_ = nullptr;        // capacity_ slots (a power of two), protected by lock_
-  std::uint32_t capacity_ = 0;  // protected by lock_
-  std::uint32_t head_ = 0;      // the oldest spark's slot; protected by lock_
+  boost::circular_buffer<Task> ring_;  // protected by lock_
   // Written under lock_; read without it as a hint.
   std::atomic<std::size_t> size_{0};
 };
