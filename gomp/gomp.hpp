@@ -52,9 +52,31 @@ struct Globals {
 extern Globals &G;
 
 
-// The completion of an explicit task that others may depend on.
+struct Task;
+struct DepNode;
+
+// A task's registration with one of its predecessors: a link of the predecessor's list of
+// successors, stored in the successor's node.
+struct DepEdge {
+  DepEdge *next;   // the successor registered before it
+  DepNode *succ;
+};
+
+// An explicit task that others may depend on (or a detached task's event: `done` only).
+//
+// A deferred task whose predecessors have not all completed is not forked when it is created:
+// it registers with each of them, and the last to complete forks it (task.cpp, register_succ
+// and complete).
 struct DepNode {
-  MR_Future done = MR_FUTURE_INIT;
+  MR_Future done = MR_FUTURE_INIT;  // signalled once the task has completed
+  // The successors to fork when the task completes: a list pushed by their creator, and
+  // task.cpp's kCompleted once the task has completed (no successor registers after that).
+  std::atomic<DepEdge *> succs{nullptr};
+  // As a successor: its predecessors that have not completed, plus one while its creator
+  // registers it; whoever brings it to zero forks the task.
+  std::atomic<std::size_t> pending{0};
+  Task *task = nullptr;        // the deferred task it is the node of (null: an undeferred one)
+  std::vector<DepEdge> edges;  // its registrations, one per predecessor
 };
 using DepRef = std::shared_ptr<DepNode>;
 
@@ -125,7 +147,9 @@ struct Task {
   void (*fn)(void *) = nullptr;
   void *data = nullptr;
   MR_SyncTerm st;                   // the spark's join, initialised by the parent
-  std::vector<DepRef> preds;        // tasks to wait for before the body runs
+  // Forked by its last predecessor to complete rather than by its parent, maybe after the
+  // parent's join began: the parent waits for node->done before it joins st.
+  bool held = false;
   DepRef node;                      // this task's completion, if it has dependences
   DepRef event;                     // detach: the event that completes it (omp_fulfill_event)
   std::size_t block_size = 0, block_align = 0;  // the allocation holding a deferred task

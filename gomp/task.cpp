@@ -93,17 +93,27 @@ void block_free(void *p, size_t size, size_t align) {
   free(p);
 }
 
-void add_pred(std::vector<DepRef> *preds, const DepRef &d, const DepRef &self) {
-  if (!d || d == self || MR_future_is_signalled(&d->done)) return;
-  for (const auto &p : *preds)
-    if (p == d) return;
-  preds->push_back(d);
+// The mark that ends a node's successor list once its task has completed.
+DepEdge completed_mark;
+DepEdge *const kCompleted = &completed_mark;
+
+bool completed(const DepNode *n) {
+  // acquire: pairs with complete's exchange, so the task's effects are visible.
+  return n->succs.load(std::memory_order_acquire) == kCompleted;
+}
+
+void add_pred(std::vector<DepNode *> *preds, const DepRef &d, const DepRef &self) {
+  if (!d || d == self || completed(d.get())) return;
+  for (DepNode *p : *preds)
+    if (p == d.get()) return;
+  preds->push_back(d.get());
 }
 
 // The predecessors among parent's children of a task with these dependences; with node set,
-// record the task as the latest for its addresses.
-std::vector<DepRef> link_deps(Task *parent, const std::vector<Dep> &deps, const DepRef &node) {
-  std::vector<DepRef> preds;
+// record the task as the latest for its addresses. The nodes stay alive while parent runs:
+// they are its deferred children's, which only parent frees, when it joins them.
+std::vector<DepNode *> link_deps(Task *parent, const std::vector<Dep> &deps, const DepRef &node) {
+  std::vector<DepNode *> preds;
   if (!parent->deps) parent->deps = std::make_unique<DepMap>();
   for (const Dep &d : deps) {
     DepEntry &e = (*parent->deps)[d.addr];
@@ -117,15 +127,69 @@ std::vector<DepRef> link_deps(Task *parent, const std::vector<Dep> &deps, const 
     } else if (node) {
       // Forget readers that have finished, so a long run of them does not pile up.
       if (e.ins.size() >= 64)
-        std::erase_if(e.ins, [](const DepRef &r) { return MR_future_is_signalled(&r->done); });
+        std::erase_if(e.ins, [](const DepRef &r) { return completed(r.get()); });
       e.ins.push_back(node);
     }
   }
   return preds;
 }
 
-void wait_preds(const std::vector<DepRef> &preds) {
-  for (const auto &p : preds) MR_future_wait(&p->done);
+void wait_preds(const std::vector<DepNode *> &preds) {
+  for (DepNode *p : preds) MR_future_wait(&p->done);
+}
+
+// Register node (a deferred task's, its record and sync term ready) as a successor of each of
+// preds. True if they have all completed by the end, and the caller forks the task; false if
+// the last of them to complete forks it (complete).
+bool register_succ(DepNode *node, const std::vector<DepNode *> &preds) {
+  node->edges.resize(preds.size());
+  // relaxed: a predecessor reads it only through an edge, published by the release CAS below.
+  node->pending.store(preds.size() + 1, std::memory_order_relaxed);
+  std::size_t gone = 1;  // the creator's own unit, and the predecessors found completed
+  for (std::size_t i = 0; i < preds.size(); i++) {
+    DepEdge *e = &node->edges[i];
+    e->succ = node;
+    // acquire: a predecessor found completed has its effects visible (pairs with complete).
+    DepEdge *head = preds[i]->succs.load(std::memory_order_acquire);
+    for (;;) {
+      if (head == kCompleted) {
+        gone++;
+        break;
+      }
+      e->next = head;
+      // CAS release: publishes the edge and the task's record to the predecessor's complete;
+      // failure acquire: as the load above.
+      if (preds[i]->succs.compare_exchange_weak(head, e, std::memory_order_release,
+                                                std::memory_order_acquire))
+        break;
+    }
+  }
+  // acq_rel: release publishes the record to the predecessor that brings the count to zero;
+  // acquire (if this brings it to zero) takes the effects of those that completed meanwhile.
+  return node->pending.fetch_sub(gone, std::memory_order_acq_rel) == gone;
+}
+
+void run_spark(void *arg);
+
+// The task of node n has completed: fork each successor it was the last pending predecessor
+// of, then signal n->done. Each successor registered before the exchange is in the list it
+// returns, and each that comes later finds kCompleted: none is lost or counted twice.
+void complete(DepNode *n) {
+  // acq_rel: acquire takes the successors' edges (their release CAS); release publishes this
+  // task's effects to a successor that finds it completed.
+  DepEdge *e = n->succs.exchange(kCompleted, std::memory_order_acq_rel);
+  while (e) {
+    // Both read before the count drops: the edge is the successor's, which may then run,
+    // complete and be freed.
+    DepEdge *next = e->next;
+    DepNode *s = e->succ;
+    // acq_rel: release publishes this task's effects to whoever forks the successor; acquire
+    // (for the last) takes the other predecessors' and the creator's.
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      MR_fork_new_child(&s->task->st, run_spark, s->task);
+    e = next;
+  }
+  MR_future_signal(&n->done, 1);
 }
 
 // The body of a task, on the thread that runs it, and everything after it.
@@ -140,7 +204,7 @@ void run_body(Task *t, Task *prev) {
     set_current(t);
     t->event.reset();
   }
-  if (t->node) MR_future_signal(&t->node->done, 1);
+  if (t->node) complete(t->node.get());
   set_current(prev);
 }
 
@@ -165,8 +229,6 @@ void run_spark(void *arg) {
     t->thread_num_exact = false;  // the creator's number, on a thread that is no member's
   if (t->needs_exact_tid && !t->thread_num_exact)
     unsupported("GOMP_taskloop", "a reduction task run on a thread that is no member of its team");
-  wait_preds(t->preds);
-  t->preds.clear();
   if (G.cancel_var && discarded(t)) {
     if (t->event) t->event.reset();  // nothing will run to fulfil it
     t->fn = [](void *) {};
@@ -203,6 +265,9 @@ void join_children(Task *t, std::size_t mark) {
     Task *c = t->newest_child;
     t->newest_child = c->older;
     t->nchildren--;
+    // A held child is forked by its last predecessor, maybe not yet: its parent's arrival at
+    // st must come after that fork, which done (signalled by the child's body) follows.
+    if (c->held) MR_future_wait(&c->node->done);
     MR_join_and_continue(&c->st);
     // The join may have run other tasks on this thread.
     set_current(t);
@@ -348,14 +413,21 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   t->in_group = child_group(parent);
   t->red_in = red_visible(parent);
   t->needs_exact_tid = bounds && bounds->reduction;
-  if (!deps.empty()) {
-    t->node = std::make_shared<DepNode>();
-    t->preds = link_deps(parent, deps, t->node);
-  }
   t->older = parent->newest_child;
   parent->newest_child = t;
   parent->nchildren++;
   MR_sync_term_init(&t->st, 2);
+  if (!deps.empty()) {
+    t->node = std::make_shared<DepNode>();
+    t->node->task = t;
+    std::vector<DepNode *> preds = link_deps(parent, deps, t->node);
+    // Predecessors still running: the last of them forks the task when it completes. (Only
+    // the parent reads `held`, written after the task may have started.)
+    if (!preds.empty() && !register_succ(t->node.get(), preds)) {
+      t->held = true;
+      return;
+    }
+  }
   MR_fork_new_child(&t->st, run_spark, t);
 }
 
