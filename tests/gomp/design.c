@@ -145,6 +145,115 @@ static int test_depend(void) {
   return 0;
 }
 
+/* A task with pending predecessors is started by the last of them to complete, once: a diamond
+ * (a; b and c after a; d after b and c) and a fan-in (K writers of their own slots, then a
+ * reader of all K, whose creation registers with writers that are completing meanwhile, their
+ * bodies of different lengths), each successor checking every predecessor's effect, then a
+ * writer after the reader. Every task must run exactly once. */
+static int test_depend_release(void) {
+  enum { ROUNDS = 3000, K = 8, TASKS = 4 + K + 2 };
+  int bad = 0, runs_bad = 0;
+#pragma omp parallel num_threads(4)
+#pragma omp single
+  for (int r = 0; r < ROUNDS; r++) {
+    int a = 0, b = 0, c = 0, d = 0, sum = 0, slot[K] = {0}, ran[TASKS] = {0};
+    /* relaxed: counts, read after the taskwait. */
+#define RAN(i) __atomic_add_fetch(&ran[i], 1, __ATOMIC_RELAXED)
+#define BAD() __atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED)
+#pragma omp task depend(out : a) shared(a, ran)
+    {
+      RAN(0);
+      a = 1;
+    }
+#pragma omp task depend(in : a) depend(out : b) shared(a, b, ran, bad)
+    {
+      RAN(1);
+      if (a != 1) BAD();
+      b = a + 1;
+    }
+#pragma omp task depend(in : a) depend(out : c) shared(a, c, ran, bad)
+    {
+      RAN(2);
+      if (a != 1) BAD();
+      c = a + 2;
+    }
+#pragma omp task depend(in : b, c) depend(out : d) shared(b, c, d, ran, bad)
+    {
+      RAN(3);
+      if (b != 2 || c != 3) BAD();
+      d = b + c;
+    }
+    for (int k = 0; k < K; k++) {
+#pragma omp task depend(out : slot[k]) shared(slot, ran) firstprivate(k, r)
+      {
+        RAN(4 + k);
+        /* A short spin that varies with the round, so that the writers complete at different
+         * points of the reader's registration. */
+        for (volatile int spin = (r * 7 + k * 13) % 64; spin > 0; spin--) {
+        }
+        slot[k] = k + 1;
+      }
+    }
+#pragma omp task depend(in : slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], \
+                            slot[7], d) shared(slot, d, sum, ran, bad)
+    {
+      RAN(4 + K);
+      int s = 0;
+      for (int k = 0; k < K; k++) {
+        if (slot[k] != k + 1) BAD();
+        s += slot[k];
+      }
+      if (d != 5) BAD();
+      sum = s;
+    }
+#pragma omp task depend(inout : slot[3]) shared(slot, sum, ran, bad)
+    {
+      RAN(4 + K + 1);
+      if (sum != K * (K + 1) / 2) BAD();
+      slot[3] = 0;
+    }
+#undef RAN
+#undef BAD
+#pragma omp taskwait
+    for (int i = 0; i < TASKS; i++)
+      if (ran[i] != 1) runs_bad++;
+    if (slot[3] != 0) runs_bad++;
+  }
+  if (bad) FAIL("%d successors missed a predecessor's effect", bad);
+  if (runs_bad) FAIL("%d tasks did not run exactly once", runs_bad);
+  return 0;
+}
+
+/* A long wavefront left to the barrier: one member creates a grid of tasks, each after its upper
+ * and left neighbours (created first), most of them before their predecessors complete, and the
+ * region's end joins them all. Each checks that its neighbours ran before it. */
+static int test_depend_wavefront(void) {
+  enum { N = 40, SWEEPS = 10 };
+  static int cell[N + 1][N + 1];
+  int bad = 0;
+  memset(cell, 0, sizeof cell);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  for (int s = 1; s <= SWEEPS; s++)
+    for (int i = 1; i <= N; i++)
+      for (int j = 1; j <= N; j++) {
+#pragma omp task depend(inout : cell[i][j]) depend(in : cell[i - 1][j], cell[i][j - 1]) \
+    firstprivate(i, j, s) shared(cell, bad)
+        {
+          /* The row above and the column to the left have done this sweep (the border is 0). */
+          if ((i > 1 && cell[i - 1][j] != s) || (j > 1 && cell[i][j - 1] != s) ||
+              cell[i][j] != s - 1)
+            __atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED); /* relaxed: a count */
+          cell[i][j] = s;
+        }
+      }
+  for (int i = 1; i <= N; i++)
+    for (int j = 1; j <= N; j++)
+      if (cell[i][j] != SWEEPS) FAIL("cell %d,%d ran %d sweeps, not %d", i, j, cell[i][j], SWEEPS);
+  if (bad) FAIL("%d tasks ran before a predecessor", bad);
+  return 0;
+}
+
 /* Every task of the team is complete when a barrier ends, whoever created it: one member creates
  * them all while the other waits at the barrier (suspended, so its engine can run them). */
 static int test_barrier_runs_tasks(void) {
@@ -282,7 +391,9 @@ int main(int argc, char **argv) {
   } tests[] = {
       {"runtime", test_runtime},   {"threadprivate", test_threadprivate},
       {"barrier", test_barrier},   {"tied", test_tied},
-      {"depend", test_depend},     {"barrier-tasks", test_barrier_runs_tasks},
+      {"depend", test_depend},     {"depend-release", test_depend_release},
+      {"depend-wavefront", test_depend_wavefront},
+      {"barrier-tasks", test_barrier_runs_tasks},
       {"locks", test_locks},       {"ordered", test_ordered},
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
