@@ -250,6 +250,63 @@ std::shared_ptr<std::atomic<bool>> child_group(Task *parent) {
   return parent->group_flags.empty() ? parent->in_group : parent->group_flags.back();
 }
 
+// What a new child t of parent inherits: its team, thread, ICVs, taskgroup (for cancellation)
+// and the innermost task reduction scope; the shared_ptrs are copied only when set, which
+// they seldom are.
+void inherit(Task *t, Task *parent, bool final_) {
+  t->team = parent->team;
+  t->thread_num = parent->thread_num;
+  t->final_ = final_;
+  t->icv = parent->icv;
+  if (G.cancel_var) t->in_group = child_group(parent);
+  for (auto it = parent->red_stack.rbegin(); it != parent->red_stack.rend(); ++it) {
+    if (*it) {
+      t->red_in = *it;
+      return;
+    }
+  }
+  if (parent->red_in) t->red_in = parent->red_in;
+}
+
+// Undeferred tasks run in records that each thread keeps in their initial state, so that one
+// costs no construction and destruction of a Task. Such a task runs on its creator's thread
+// and ends before its creator goes on, so the records in use on a thread form a stack as deep
+// as the nesting of undeferred tasks there; the free ones are linked through `older`.
+__thread Task *included_free __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Frees a thread's records when the thread exits.
+struct IncludedRecords {
+  ~IncludedRecords() {
+    while (Task *t = included_free) {
+      included_free = t->older;
+      delete t;
+    }
+  }
+};
+
+Task *take_included() {
+  if (Task *t = included_free) {
+    included_free = t->older;
+    t->older = nullptr;
+    return t;
+  }
+  // Made by the thread's first new record (its destructor runs when the thread exits).
+  static thread_local IncludedRecords records;
+  (void)records;
+  return new Task;
+}
+
+// Back to the initial state: the body has joined its children and closed its taskgroups and
+// the run cleared its dependence map (kept for the next task); what the creator set is reset.
+void give_back_included(Task *t) {
+  t->node.reset();
+  t->event.reset();
+  t->in_group.reset();
+  t->red_in.reset();
+  t->older = included_free;
+  included_free = t;
+}
+
 // A new child of parent would be discarded (its region or its taskgroup is cancelled).
 bool created_cancelled(Task *parent) {
   // acquire: as the cancellation points'.
@@ -359,17 +416,12 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
       wait_preds(link_deps(parent, deps, node));
       set_current(parent);
     }
-    Task t;
-    t.team = parent->team;
-    t.thread_num = parent->thread_num;
-    t.final_ = final_;
-    t.icv = parent->icv;
-    t.node = node;
-    t.event = event;
-    t.in_group = child_group(parent);
-    t.red_in = red_visible(parent);
-    t.thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
-    t.fn = fn;
+    Task *t = take_included();
+    inherit(t, parent, final_);
+    t->node = std::move(node);
+    t->event = std::move(event);
+    t->thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
+    t->fn = fn;
     if (cpyfn || bounds) {
       size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
       size_t bytes = (static_cast<size_t>(arg_size > 0 ? arg_size : 0) + align - 1) / align * align;
@@ -378,13 +430,14 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
       if (cpyfn) cpyfn(buf, data);
       else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
       patch_data(buf, bounds);
-      t.data = buf;
-      run_body(&t, parent);
+      t->data = buf;
+      run_body(t, parent);
       free(buf);
     } else {
-      t.data = data;
-      run_body(&t, parent);
+      t->data = data;
+      run_body(t, parent);
     }
+    give_back_included(t);
     return;
   }
 
@@ -403,15 +456,10 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   if (cpyfn) cpyfn(buf, data);
   else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
   patch_data(buf, bounds);
-  t->team = parent->team;
-  t->thread_num = parent->thread_num;
-  t->final_ = final_;
-  t->icv = parent->icv;
+  inherit(t, parent, final_);
   t->fn = fn;
   t->data = buf;
-  t->event = event;
-  t->in_group = child_group(parent);
-  t->red_in = red_visible(parent);
+  t->event = std::move(event);
   t->needs_exact_tid = bounds && bounds->reduction;
   t->older = parent->newest_child;
   parent->newest_child = t;
