@@ -197,7 +197,7 @@ void run_body(Task *t, Task *prev) {
   set_current(t);
   t->fn(t->data);
   set_current(t);
-  join_children(t);
+  if (t->nchildren != 0 || t->deps) join_children(t);  // (most tasks create none)
   if (t->event) {
     // A detached task completes when its event is fulfilled (omp_fulfill_event).
     MR_future_wait(&t->event->done);
@@ -307,6 +307,26 @@ void give_back_included(Task *t) {
   included_free = t;
 }
 
+// Run fn(data), a child of parent, undeferred: here and now, in a record of this thread's,
+// with the dependence node and event given (if any).
+void run_included(Task *parent, bool final_, void (*fn)(void *), void *data, DepRef *node,
+                  DepRef *event) {
+  Task *t = take_included();
+  inherit(t, parent, final_);
+  if (node) t->node = std::move(*node);
+  if (event) t->event = std::move(*event);
+  t->thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
+  t->fn = fn;
+  t->data = data;
+  run_body(t, parent);
+  give_back_included(t);
+}
+
+// The cut-off (create_task): this engine's deque holds enough sparks for the idle engines.
+bool enough_sparks() {
+  return MR_engine_view != nullptr && !MR_par_cond_local_wsdeque_length();
+}
+
 // A new child of parent would be discarded (its region or its taskgroup is cancelled).
 bool created_cancelled(Task *parent) {
   // acquire: as the cancellation points'.
@@ -382,11 +402,18 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // discarded before starting if deferred (run_spark), and one that the cut-off below (or an
   // if(0) clause) would run undeferred must not run either.
   if (G.cancel_var && created_cancelled(parent)) return;
+  bool final_ = parent->final_ || (flags & kFinal);
+  // The commonest undeferred task (the conditions below without dependences, an event or a
+  // copy of the data): nothing to prepare but its record.
+  if (!(flags & (kDepend | kDetach)) && !cpyfn && !bounds &&
+      (!if_clause || parent->final_ || parent->team->n == 1 || enough_sparks())) {
+    run_included(parent, final_, fn, data, nullptr, nullptr);
+    return;
+  }
   std::vector<Dep> deps;
   if ((flags & kDepend) && depend) deps = parse_depend(depend);
   // Untied tasks are run as tied ones (allowed: untied only permits migration).
   (void)kUntied;
-  bool final_ = parent->final_ || (flags & kFinal);
   DepRef event;
   if ((flags & kDetach) && detach) {
     event = std::make_shared<DepNode>();
@@ -404,10 +431,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // run the task undeferred instead. Not a task with dependences (its creator would wait for
   // the predecessors), a detached one (what fulfils its event may come later in its creator),
   // or a taskloop's (the split into tasks is the program's request).
-  auto cutoff = [&] {
-    return deps.empty() && !event && !bounds && MR_engine_view != nullptr &&
-           !MR_par_cond_local_wsdeque_length();
-  };
+  auto cutoff = [&] { return deps.empty() && !event && !bounds && enough_sparks(); };
   if (!if_clause || parent->final_ || alone || cutoff()) {
     // Undeferred (if(0) or the cut-off), included (in a final task) or alone: run here and now,
     // after its predecessors.
@@ -416,12 +440,6 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
       wait_preds(link_deps(parent, deps, node));
       set_current(parent);
     }
-    Task *t = take_included();
-    inherit(t, parent, final_);
-    t->node = std::move(node);
-    t->event = std::move(event);
-    t->thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
-    t->fn = fn;
     if (cpyfn || bounds) {
       size_t align = arg_align > 0 ? static_cast<size_t>(arg_align) : 1;
       size_t bytes = (static_cast<size_t>(arg_size > 0 ? arg_size : 0) + align - 1) / align * align;
@@ -430,14 +448,11 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
       if (cpyfn) cpyfn(buf, data);
       else if (arg_size > 0) memcpy(buf, data, static_cast<size_t>(arg_size));
       patch_data(buf, bounds);
-      t->data = buf;
-      run_body(t, parent);
+      run_included(parent, final_, fn, buf, &node, &event);
       free(buf);
     } else {
-      t->data = data;
-      run_body(t, parent);
+      run_included(parent, final_, fn, data, &node, &event);
     }
-    give_back_included(t);
     return;
   }
 
