@@ -275,8 +275,10 @@ __attribute__((always_inline)) inline void inherit(Task *t, Task *parent, bool f
 
 // Undeferred tasks run in records that each thread keeps in their initial state, so that one
 // costs no construction and destruction of a Task. Such a task runs on its creator's thread
-// and ends before its creator goes on, so the records in use on a thread form a stack as deep
-// as the nesting of undeferred tasks there; the free ones are linked through `older`.
+// and ends before its creator goes on, so a thread holds about as many records as undeferred
+// tasks are running there at once (nested, or in contexts suspended in one); only the thread
+// itself takes and gives back records of its list (linked through `older`), so it needs no
+// synchronisation.
 __thread Task *included_free __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Frees a thread's records when the thread exits.
