@@ -160,12 +160,18 @@ struct WorkShare {
   // own run and, once that is empty, steals the back half of the longest other run
   // (steal_chunk in loop.cpp), so that a member works on the same iterations in every loop
   // over the same bounds, in its own cache, and members meet only to balance the load.
+  // The loop's last chunk is in no run: it is handed out once every run is empty, and the
+  // member that takes it gets nothing more. gcc's code for lastprivate and linear copies out
+  // the values of the member whose last chunk ends the loop, so that member must not go on to
+  // an earlier chunk.
   struct alignas(64) Run {
     std::atomic<std::uint64_t> span{0};
+    bool took_last = false;  // the member took the loop's last chunk (only it reads and writes it)
   };
   std::unique_ptr<Run[]> runs;
   std::size_t runs_size = 0;  // members `runs` has room for (kept when the work-share is reused)
   bool steal = false;         // chunks are handed out from `runs`
+  std::atomic<bool> last_taken{false};  // the loop's last chunk has been handed out
   bool nonmonotonic = false;  // a combined parallel loop's: make its runs when the team starts
   // Ordered loops: the first iteration of the chunk whose ordered regions may run now.
   std::atomic<std::uint64_t> ordered_next{0};

@@ -87,7 +87,13 @@ bool steal_chunk(WorkShare *w, int me, int nthreads, std::uint64_t *chunk) {
       std::uint64_t first = v >> 32, end = v & kLow;
       if (first < end && end - first > most) victim = j, seen = v, most = end - first;
     }
-    if (victim < 0) return false;
+    if (victim < 0) {
+      // relaxed: as above; the exchange makes one member the taker.
+      if (w->last_taken.exchange(true, std::memory_order_relaxed)) return false;
+      runs[me].took_last = true;
+      *chunk = (w->n - 1) / w->chunk;
+      return true;
+    }
     std::uint64_t first = seen >> 32, end = seen & kLow, take = (most + 1) / 2;
     // relaxed: as above. Only the owner adds to a run's first, and only thieves lower its end.
     if (runs[victim].span.compare_exchange_weak(seen, first << 32 | (end - take),
@@ -131,6 +137,7 @@ bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
     case SCHED_DYNAMIC: {
       if (w->steal) {
         std::uint64_t c;
+        if (w->runs[self->thread_num].took_last) return false;
         if (!steal_chunk(w, self->thread_num, nthreads, &c)) return false;
         *lo = c * w->chunk;
         *hi = n - *lo < w->chunk ? n : *lo + w->chunk;
@@ -326,12 +333,17 @@ void ws_init_runs(WorkShare *w, int nthreads) {
     w->runs.reset(new WorkShare::Run[members]);
     w->runs_size = members;
   }
-  w->steal = true;
+  // The runs share every chunk but the last (WorkShare::Run).
+  std::uint64_t shared = chunks ? chunks - 1 : 0;
   for (std::uint64_t i = 0; i < members; i++) {
-    std::uint64_t first = chunks * i / members, end = chunks * (i + 1) / members;
+    std::uint64_t first = shared * i / members, end = shared * (i + 1) / members;
     // relaxed: published with the work-share (ws_lock, or the team's start).
     w->runs[i].span.store(first << 32 | end, std::memory_order_relaxed);
+    w->runs[i].took_last = false;
   }
+  // relaxed: as above.
+  w->last_taken.store(chunks == 0, std::memory_order_relaxed);
+  w->steal = true;
 }
 
 WorkShare *ws_take(Team *t) {

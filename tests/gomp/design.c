@@ -322,6 +322,21 @@ static int test_nonmonotonic(void) {
   int helped = 0;
   for (int i = 0; i < N / 2; i++) helped += who[i] == 1;
   if (helped == 0) FAIL("member 1 took none of member 0's slow iterations");
+  /* gcc's code copies lastprivate and linear variables out of the member whose last chunk ends
+   * the loop: that member must take no earlier chunk afterwards, however the others steal. */
+  for (int rep = 0; rep < 200; rep++) {
+    int n = 3 + rep % 40, last = -1, lin = 5;
+#pragma omp parallel for schedule(nonmonotonic : dynamic, 1) lastprivate(last) linear(lin : 3) \
+    num_threads(2 + rep % 2)
+    for (int i = 0; i < n; i++) {
+      if (i < n / 3 && rep % 3 == 0) usleep(50); /* the first run is slow: the others steal */
+      last = i;
+      lin += 3;
+    }
+    if (last != n - 1 || lin != 5 + 3 * n)
+      FAIL("%d iterations: lastprivate %d (not %d), linear %d (not %d)", n, last, n - 1, lin,
+           5 + 3 * n);
+  }
   return 0;
 }
 
