@@ -476,8 +476,8 @@ std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
     if ((i & 63) == 0 && MR_now() >= until) break;
     __builtin_ia32_pause();
   }
-  // acq_rel: release is not needed by the poster; acquire as above if a job came meanwhile.
-  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acq_rel))
+  // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
+  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire))
     return m;
   MR_future_wait(&r->wake);
   // Only the poster that found the parked bit signals, once; nothing touches the future again
@@ -523,8 +523,8 @@ void resident_post(int e, Team *t, int member) {
   r->member = member;
   // relaxed: the count is read back by this thread alone (the only poster).
   std::uint64_t next = (r->mail.load(std::memory_order_relaxed) >> 1) + 1;
-  // acq_rel: release publishes the job (and the team) to the resident; acquire is not needed.
-  if (r->mail.exchange(next << 1, std::memory_order_acq_rel) & 1) MR_future_signal(&r->wake, 1);
+  // release: publishes the job (and the team) to the resident.
+  if (r->mail.exchange(next << 1, std::memory_order_release) & 1) MR_future_signal(&r->wake, 1);
 }
 
 }  // namespace
