@@ -4,6 +4,8 @@
 #                            implementation (min..max as error bars)
 #   DIR/wake-samples.csv  -> DIR/wake-latency.svg: the distribution (CDF) of the wake latency of
 #                            every variant, blocked and busy poster
+#   DIR/omp-summary.csv   -> DIR/omp-<kernel>.svg: bench/omp/run.sh's table (make bench-omp):
+#                            median against threads, one line per runtime (min..max as error bars)
 # Needs gnuplot (Debian: gnuplot-nox).
 set -e
 dir=${1:?usage: plot.sh DIR}
@@ -70,4 +72,36 @@ set key outside right
 set grid
 plot $plots
 GP
+fi
+
+if [ -f "$dir/omp-summary.csv" ]; then
+  # One data file per kernel and runtime: threads median min max; the unit and size per kernel.
+  awk -F, -v t="$tmp" 'NR > 1 && $8 != "" {
+      f = t "/omp." $1 "." $5; print $3, $8, $9, $10 >> f; unit[$1] = $4; size[$1] = $2
+      if ($3 > maxt) maxt = $3 }
+    END { for (k in unit) print k, unit[k], size[k] > (t "/omp.kernels"); print maxt + 0 > (t "/omp.maxt") }' \
+    "$dir/omp-summary.csv"
+  while read -r kernel unit size; do
+    plots=""
+    for rt in libgomp libomp mrengine; do
+      f="$tmp/omp.$kernel.$rt"
+      [ -f "$f" ] || continue
+      sort -n -o "$f" "$f"
+      plots="$plots${plots:+, }'$f' using 1:2:3:4 with yerrorlines title '$rt'"
+    done
+    [ -n "$plots" ] || continue
+    gnuplot <<GP
+set terminal svg size 640,420 dynamic font "sans,11"
+set output '$dir/omp-$kernel.svg'
+set title 'OpenMP $kernel $size, same binary: median (min..max)'
+set xlabel 'threads (OMP_NUM_THREADS)'
+set ylabel '$unit'
+set xtics 1
+set xrange [0.8:$(awk '{ print $1 + 0.2 }' "$tmp/omp.maxt")]
+set yrange [0:*]
+set key outside right
+set grid
+plot $plots
+GP
+  done < "$tmp/omp.kernels"
 fi

@@ -179,6 +179,24 @@ struct WorkShare {
   std::atomic<std::uint64_t> next{0};              // dynamic and guided: the next iteration index
   char after_next[64];                             // (as before_next)
   std::atomic<int> left{0};                        // members that have not ended it yet
+  // Nonmonotonic dynamic loops (when `steal`): each member's run of chunk numbers, its first
+  // << 32 | its end, on a cache line of its own. The member takes chunks from the front of its
+  // own run and, once that is empty, steals the back half of the longest other run
+  // (steal_chunk in loop.cpp), so that a member works on the same iterations in every loop
+  // over the same bounds, in its own cache, and members meet only to balance the load.
+  // The loop's last chunk is in no run: it is handed out once every run is empty, and the
+  // member that takes it gets nothing more. gcc's code for lastprivate and linear copies out
+  // the values of the member whose last chunk ends the loop, so that member must not go on to
+  // an earlier chunk.
+  struct alignas(64) Run {
+    std::atomic<std::uint64_t> span{0};
+    bool took_last = false;  // the member took the loop's last chunk (only it reads and writes it)
+  };
+  std::unique_ptr<Run[]> runs;
+  std::size_t runs_size = 0;  // members `runs` has room for (kept when the work-share is reused)
+  bool steal = false;         // chunks are handed out from `runs`
+  std::atomic<bool> last_taken{false};  // the loop's last chunk has been handed out
+  bool nonmonotonic = false;  // a combined parallel loop's: make its runs when the team starts
   // Ordered loops: the first iteration of the chunk whose ordered regions may run now.
   std::atomic<std::uint64_t> ordered_next{0};
   // Memory the compiler asked for (lastprivate conditional, scan): zeroed, shared by the team's
@@ -210,7 +228,11 @@ struct Team {
   void *copy_ptr = nullptr;         // single copyprivate: the winner's data
   std::mutex ws_lock;
   std::unordered_map<unsigned, WorkShare *> ws;  // live work-shares by sequence number
+  // Ended work-shares, reset, for the next ones to reuse (under ws_lock): a loop then costs no
+  // allocation, and no member frees memory another member's thread allocated.
+  std::vector<WorkShare *> ws_free;
   std::vector<int> engine_member;   // member bound on each engine, or -1
+  int here = -1;                    // the engine that started it (its member 0's), or -1
   std::vector<Task> members;        // the implicit tasks
   std::atomic<int> refs{0};         // members still using the team, and its creator
   bool top_slots = false;           // members beyond the engines use the top-level pool slots
@@ -264,19 +286,27 @@ void join_children(Task *t, std::size_t mark = 0);
 
 // Work-shares (loop.cpp).
 void ws_end(Task *self);
-// One member is done with work-share w of team t (the last frees it).
+// One member is done with work-share w of team t (the last keeps it for reuse).
 void ws_release(Team *t, WorkShare *w);
+// A work-share of team t for its next construct: a reused one, or a new one. Under ws_lock, or
+// before the team's members start.
+WorkShare *ws_take(Team *t);
+// Make w, taken for a combined parallel loop, the loop `spec` describes.
+void ws_copy_loop(WorkShare *w, const WorkShare &spec);
 void ws_init_loop(WorkShare *w, int kind, std::int64_t start, std::int64_t end, std::int64_t incr,
                   std::int64_t chunk, int nthreads);
 void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint64_t end,
                  std::uint64_t incr, std::uint64_t chunk, int nthreads);
 int resolve_kind(int kind, std::int64_t *chunk);
+// A dynamic loop of nthreads members that allows nonmonotonic order: hand it out as runs per
+// member (WorkShare::runs), unless it has one member or too many chunks.
+void ws_init_runs(WorkShare *w, int nthreads);
 
-// Run fn(data) as a parallel region of `nthreads` (0: the ICV) with `preset` the first
+// Run fn(data) as a parallel region of `nthreads` (0: the ICV) with a copy of `preset` the first
 // work-share of every member (or nullptr).
-void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset);
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset);
 // The two halves of parallel (the GOMP_1.0 entry points run fn(data) in between themselves).
-Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset,
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
                      std::uintptr_t *reductions = nullptr);
 // Task reductions (task.cpp): the per-thread arrays of a descriptor chain for n threads, and
 // the innermost scope visible to task t.

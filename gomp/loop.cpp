@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <new>
 #include <type_traits>
 
 #include "gomp.hpp"
@@ -26,7 +27,7 @@ WorkShare *ws_begin(Task *self, Init init) {
   std::lock_guard<std::mutex> lk(t->ws_lock);
   WorkShare *&w = t->ws[seq];
   if (!w) {
-    w = new WorkShare;
+    w = ws_take(t);
     w->seq = seq;
     // relaxed: published by ws_lock.
     w->left.store(t->n, std::memory_order_relaxed);
@@ -37,6 +38,9 @@ WorkShare *ws_begin(Task *self, Init init) {
 }
 
 constexpr unsigned kMonotonic = 0x80000000u;
+// Ours, or'ed into the kind by the nonmonotonic dynamic entry points (the ABI's kinds use the
+// low bits and kMonotonic).
+constexpr int kNonmonotonic = 0x40000000;
 
 std::uint64_t trip_count(std::int64_t start, std::int64_t end, std::int64_t incr) {
   __int128 s = start, e = end, i = incr;
@@ -54,6 +58,54 @@ std::uint64_t trip_count_ull(bool up, std::uint64_t start, std::uint64_t end, st
 
 // Dynamic loops whose iteration count and chunk are below these hand chunks out by fetch-add.
 constexpr std::uint64_t kFetchAddMaxN = std::uint64_t{1} << 62, kFetchAddMaxChunk = std::uint64_t{1} << 31;
+
+// Nonmonotonic dynamic loops with fewer chunks than this split them into runs per member.
+constexpr std::uint64_t kStealMaxChunks = std::uint64_t{1} << 30;
+
+// The next chunk number of a member of a nonmonotonic dynamic loop: the front of its own run,
+// else the back half of the longest other run (the rest of it becomes the member's run).
+// Every chunk number is in exactly one run until it is handed out, and a run's word says all
+// of its state, so a compare-and-swap that succeeds on a word seen earlier is right even if
+// the word changed and came back in between.
+bool steal_chunk(WorkShare *w, int me, int nthreads, std::uint64_t *chunk) {
+  WorkShare::Run *runs = w->runs.get();
+  constexpr std::uint64_t kLow = 0xffffffffu;
+  // relaxed: chunk numbers only; the loop's end orders the data. The first may pass the end
+  // by one per call once the run is empty: below 2^32 for fewer than 2^30 chunks.
+  std::uint64_t own = runs[me].span.fetch_add(std::uint64_t{1} << 32, std::memory_order_relaxed);
+  if ((own >> 32) < (own & kLow)) {
+    *chunk = own >> 32;
+    return true;
+  }
+  for (;;) {
+    int victim = -1;
+    std::uint64_t seen = 0, most = 0;
+    for (int k = 1; k < nthreads; k++) {
+      int j = (me + k) % nthreads;
+      // relaxed: as above.
+      std::uint64_t v = runs[j].span.load(std::memory_order_relaxed);
+      std::uint64_t first = v >> 32, end = v & kLow;
+      if (first < end && end - first > most) victim = j, seen = v, most = end - first;
+    }
+    if (victim < 0) {
+      // relaxed: as above; the exchange makes one member the taker.
+      if (w->last_taken.exchange(true, std::memory_order_relaxed)) return false;
+      runs[me].took_last = true;
+      *chunk = (w->n - 1) / w->chunk;
+      return true;
+    }
+    std::uint64_t first = seen >> 32, end = seen & kLow, take = (most + 1) / 2;
+    // relaxed: as above. Only the owner adds to a run's first, and only thieves lower its end.
+    if (runs[victim].span.compare_exchange_weak(seen, first << 32 | (end - take),
+                                                std::memory_order_relaxed)) {
+      *chunk = end - take;
+      // Our own run is empty, so no other member writes it (thieves skip empty runs).
+      // relaxed: as above.
+      if (take > 1) runs[me].span.store((end - take + 1) << 32 | end, std::memory_order_relaxed);
+      return true;
+    }
+  }
+}
 
 // The next chunk [*lo, *hi) of the member's current work-share; false when none is left.
 bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
@@ -83,6 +135,14 @@ bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
       return true;
     }
     case SCHED_DYNAMIC: {
+      if (w->steal) {
+        std::uint64_t c;
+        if (w->runs[self->thread_num].took_last) return false;
+        if (!steal_chunk(w, self->thread_num, nthreads, &c)) return false;
+        *lo = c * w->chunk;
+        *hi = n - *lo < w->chunk ? n : *lo + w->chunk;
+        return true;
+      }
       // One fetch-add per chunk, which never fails under contention as a compare-and-swap
       // may; it moves `next` past n by at most a chunk per call once the loop is exhausted, so
       // only where that cannot wrap (a member asks once more, not billions of times).
@@ -190,10 +250,12 @@ template <class Init, class Next>
 bool start_loop(int kind, std::int64_t c, bool ordered, void **mem, uintptr_t *reductions,
                 Init init, Next next) {
   Task *self = current();
-  kind = resolve_kind(kind, &c);
+  bool nonmonotonic = (kind & kNonmonotonic) != 0;
+  kind = resolve_kind(kind & ~kNonmonotonic, &c);
   WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
     init(w, kind, c);
     w->ordered = ordered;
+    if (nonmonotonic) ws_init_runs(w, self->team->n);
     if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
   if (mem) *mem = ws->mem;
@@ -262,12 +324,61 @@ void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint
   w->chunk = chunk;
 }
 
+void ws_init_runs(WorkShare *w, int nthreads) {
+  if (w->kind != SCHED_DYNAMIC || nthreads < 2) return;
+  std::uint64_t chunks = w->n / w->chunk + (w->n % w->chunk != 0);
+  if (chunks >= kStealMaxChunks) return;
+  auto members = static_cast<std::uint64_t>(nthreads);
+  if (w->runs_size != members) {
+    w->runs.reset(new WorkShare::Run[members]);
+    w->runs_size = members;
+  }
+  // The runs share every chunk but the last (WorkShare::Run).
+  std::uint64_t shared = chunks ? chunks - 1 : 0;
+  for (std::uint64_t i = 0; i < members; i++) {
+    std::uint64_t first = shared * i / members, end = shared * (i + 1) / members;
+    // relaxed: published with the work-share (ws_lock, or the team's start).
+    w->runs[i].span.store(first << 32 | end, std::memory_order_relaxed);
+    w->runs[i].took_last = false;
+  }
+  // relaxed: as above.
+  w->last_taken.store(chunks == 0, std::memory_order_relaxed);
+  w->steal = true;
+}
+
+WorkShare *ws_take(Team *t) {
+  if (t->ws_free.empty()) return new WorkShare;
+  WorkShare *w = t->ws_free.back();
+  t->ws_free.pop_back();
+  return w;
+}
+
+void ws_copy_loop(WorkShare *w, const WorkShare &spec) {
+  w->kind = spec.kind;
+  w->ull = spec.ull;
+  w->up = spec.up;
+  w->n = spec.n;
+  w->chunk = spec.chunk;
+  w->start = spec.start;
+  w->incr = spec.incr;
+  w->end = spec.end;
+  w->nonmonotonic = spec.nonmonotonic;
+}
+
 void ws_release(Team *t, WorkShare *w) {
-  // acq_rel: the last member sees every other member done with it before freeing it.
+  // acq_rel: the last member sees every other member done with it before reusing it.
   if (w->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Back to a new work-share's state, keeping the runs' memory (the team's size is fixed).
+    unsigned seq = w->seq;
+    std::unique_ptr<WorkShare::Run[]> runs = std::move(w->runs);
+    std::size_t runs_size = w->runs_size;
+    w->~WorkShare();
+    new (w) WorkShare;
+    w->runs = std::move(runs);
+    w->runs_size = runs_size;
     std::lock_guard<std::mutex> lk(t->ws_lock);
-    t->ws.erase(w->seq);
-    delete w;
+    t->ws.erase(seq);
+    t->ws_free.push_back(w);
   }
 }
 
@@ -292,7 +403,7 @@ using namespace mrg;
 MRG_LOOP_START(GOMP_loop_static_start, SCHED_STATIC)
 MRG_LOOP_START(GOMP_loop_dynamic_start, SCHED_DYNAMIC)
 MRG_LOOP_START(GOMP_loop_guided_start, SCHED_GUIDED)
-MRG_LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, SCHED_DYNAMIC)
+MRG_LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, SCHED_DYNAMIC | kNonmonotonic)
 MRG_LOOP_START(GOMP_loop_nonmonotonic_guided_start, SCHED_GUIDED)
 
 #define MRG_LOOP_RUNTIME_START(name)                                                \
@@ -331,7 +442,7 @@ MRG_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, lon
 MRG_ULL_START(GOMP_loop_ull_static_start, SCHED_STATIC)
 MRG_ULL_START(GOMP_loop_ull_dynamic_start, SCHED_DYNAMIC)
 MRG_ULL_START(GOMP_loop_ull_guided_start, SCHED_GUIDED)
-MRG_ULL_START(GOMP_loop_ull_nonmonotonic_dynamic_start, SCHED_DYNAMIC)
+MRG_ULL_START(GOMP_loop_ull_nonmonotonic_dynamic_start, SCHED_DYNAMIC | kNonmonotonic)
 MRG_ULL_START(GOMP_loop_ull_nonmonotonic_guided_start, SCHED_GUIDED)
 
 #define MRG_ULL_RUNTIME_START(name)                                                       \
@@ -589,18 +700,21 @@ MRG_EXPORT void GOMP_loop_end_nowait(void) { ws_end(current()); }
 
 namespace {
 
-WorkShare *preset_loop(int kind, long start, long end, long incr, long chunk) {
-  ensure_runtime();
-  std::int64_t c = chunk;
-  kind = resolve_kind(kind, &c);
-  auto *w = new WorkShare;
-  ws_init_loop(w, kind, start, end, incr, c, 0);
-  return w;
-}
+// The first work-share of a combined parallel loop's team, as parallel_begin copies it.
+struct Preset : WorkShare {
+  Preset(int kind, long start, long end, long incr, long chunk) {
+    ensure_runtime();
+    std::int64_t c = chunk;
+    nonmonotonic = (kind & kNonmonotonic) != 0;  // its runs are made once the team's size is known
+    kind = resolve_kind(kind & ~kNonmonotonic, &c);
+    ws_init_loop(this, kind, start, end, incr, c, 0);
+  }
+};
 
 void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, long start,
                    long end, long incr, long chunk) {
-  parallel(fn, data, nthreads, preset_loop(kind, start, end, incr, chunk));
+  Preset spec(kind, start, end, incr, chunk);
+  parallel(fn, data, nthreads, &spec);
 }
 
 }  // namespace
@@ -614,7 +728,7 @@ void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, 
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_static, SCHED_STATIC)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_dynamic, SCHED_DYNAMIC)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_guided, SCHED_GUIDED)
-MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, SCHED_DYNAMIC)
+MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, SCHED_DYNAMIC | kNonmonotonic)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, SCHED_GUIDED)
 
 #define MRG_PARALLEL_LOOP_RUNTIME(name)                                                     \
@@ -631,14 +745,16 @@ MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 #define MRG_PARALLEL_LOOP_START(name, kind)                                                 \
   MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start,       \
                        long end, long incr, long chunk) {                                   \
-    parallel_begin(fn, data, nthreads, preset_loop(kind, start, end, incr, chunk));         \
+    Preset spec(kind, start, end, incr, chunk);                                             \
+    parallel_begin(fn, data, nthreads, &spec);                                              \
   }
 MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, SCHED_STATIC)
 MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, SCHED_DYNAMIC)
 MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_guided_start, SCHED_GUIDED)
 MRG_EXPORT void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned nthreads,
                                                  long start, long end, long incr) {
-  parallel_begin(fn, data, nthreads, preset_loop(SCHED_RUNTIME, start, end, incr, 0));
+  Preset spec(SCHED_RUNTIME, start, end, incr, 0);
+  parallel_begin(fn, data, nthreads, &spec);
 }
 
 // ---- sections: a dynamic loop over 1..count, one section at a time ---------------------------
@@ -690,17 +806,13 @@ MRG_EXPORT void GOMP_sections_end_nowait(void) { GOMP_loop_end_nowait(); }
 
 MRG_EXPORT void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned nthreads,
                                              unsigned count) {
-  ensure_runtime();
-  auto *w = new WorkShare;
-  ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
-  parallel_begin(fn, data, nthreads, w);
+  Preset spec(SCHED_DYNAMIC, 0, count, 1, 1);
+  parallel_begin(fn, data, nthreads, &spec);
 }
 
 MRG_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nthreads,
                                        unsigned count, unsigned flags) {
   (void)flags;
-  ensure_runtime();
-  auto *w = new WorkShare;
-  ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
-  parallel(fn, data, nthreads, w);
+  Preset spec(SCHED_DYNAMIC, 0, count, 1, 1);
+  parallel(fn, data, nthreads, &spec);
 }

@@ -340,8 +340,61 @@ void release_team(Team *t) {
   // acq_rel: the last releaser sees every member's last writes before deleting.
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     for (auto &kv : t->ws) delete kv.second;
+    for (WorkShare *w : t->ws_free) delete w;
     delete t;
   }
+}
+
+// The last top-level team, kept by the creator that held the slots: the next region of the
+// same size started on the same engine reuses it, with its members, work-shares and barrier,
+// instead of allocating them again (and freeing them on whichever thread leaves last). Only
+// the holder of the slots touches it (slots_busy orders the holders).
+Team *kept_team = nullptr;
+
+// Wait until members 1..n-1 have let go of kept team t (they are past its end barrier, and
+// released it just after): only the kept reference is left.
+void wait_members_gone(Team *t) {
+  unsigned round = 0;
+  // acquire: pairs with the members' acq_rel release, so their last writes are seen.
+  while (t->refs.load(std::memory_order_acquire) != 1) backoff(&round);
+}
+
+void keep_team(Team *t) {
+  if (kept_team && kept_team != t) {
+    wait_members_gone(kept_team);
+    release_team(kept_team);
+  }
+  kept_team = t;
+}
+
+// The kept team, ready for a region of n members at `level` from engine `here`, or nullptr
+// (the kept team, of another shape, is then freed).
+Team *reuse_kept(int n, int here, int level) {
+  Team *t = kept_team;
+  if (!t) return nullptr;
+  kept_team = nullptr;
+  wait_members_gone(t);
+  if (t->n != n || t->here != here || t->level != level) {
+    release_team(t);
+    return nullptr;
+  }
+  // Every member has ended the last region's work-shares and met its single constructs, so
+  // their numbering starts again, with implicit tasks as new; the barrier goes on from its
+  // generation.
+  for (int i = 0; i < n; i++) {
+    Task &m = t->members[i];
+    m = Task();
+    m.team = t;
+    m.thread_num = i;
+    m.implicit = true;
+  }
+  // relaxed: published with the team (the members' job posts).
+  t->single_count.store(0, std::memory_order_relaxed);
+  t->cancelled.store(false, std::memory_order_relaxed);  // relaxed: as above
+  t->exited.store(0, std::memory_order_relaxed);         // relaxed: as above
+  t->started.store(0, std::memory_order_relaxed);        // relaxed: as above
+  MR_future_init(&t->exit_done);
+  return t;
 }
 
 // The end of an implicit task: its tasks, then the region's barrier. With cancellation enabled
@@ -378,15 +431,106 @@ void run_member(Team *team, int i) {
   release_team(team);
 }
 
-void member_entry(void *arg) {
-  auto *self = static_cast<Task *>(arg);
-  run_member(self->team, self->thread_num);
+// ---- resident members ------------------------------------------------------------------------
+//
+// Member i (0 < i < engines) of an outermost team started on an engine runs on the context
+// resident on its engine: one context per engine, spawned bound there the first time a team
+// needs it and kept, which runs one team member after another. Between regions it looks for its
+// next job for a while, since the next region usually follows at once (a short loop's region
+// costs a few microseconds; a spawn, and a wake-up when the engine has gone to sleep, would cost
+// as much again), then parks on a future until a job is posted.
+struct Resident {
+  // Jobs posted so far, times two, plus one while the resident is parked: one word, so that
+  // "post a job" and "park unless a job came" cannot miss each other.
+  std::atomic<std::uint64_t> mail{0};
+  // The job: written by the poster before its release exchange of `mail`, read by the resident
+  // after its acquire load that sees the new count. The next job is posted only after this
+  // member has arrived at the region's end, so a job is never overwritten before it is read.
+  Team *team = nullptr;
+  int member = 0;
+  MR_Future wake = MR_FUTURE_INIT;  // signalled by the poster that finds the resident parked
+};
+
+// Only the creator of the top-level team that holds the slots (slots_busy) posts jobs, makes
+// residents and reads this list, so it needs no lock: slots_busy's acquire and release order it.
+std::vector<Resident *> &residents = *new std::vector<Resident *>;
+int resident_channel = -1;
+
+// How long a resident looks for its next job before parking: OMP_WAIT_POLICY active looks long
+// (as libgomp's threads spin), passive not at once.
+std::uint64_t resident_spin_ns() {
+  return G.wait_policy == 1 ? 100000000 : G.wait_policy == 0 ? 0 : 200000;
+}
+
+// The next job after the `seen` first ones: the new mail word.
+std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
+  std::uint64_t idle = seen << 1;
+  // acquire: a new count makes the job's fields visible (pairs with the poster's release).
+  std::uint64_t m = r->mail.load(std::memory_order_acquire);
+  if (m != idle) return m;
+  std::uint64_t until = MR_now() + resident_spin_ns();
+  for (unsigned i = 1;; i++) {
+    // acquire: as above.
+    m = r->mail.load(std::memory_order_acquire);
+    if (m != idle) return m;
+    if ((i & 63) == 0 && MR_now() >= until) break;
+    __builtin_ia32_pause();
+  }
+  // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
+  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire))
+    return m;
+  MR_future_wait(&r->wake);
+  // Only the poster that found the parked bit signals, once; nothing touches the future again
+  // until this resident parks next, so it may be reset here.
+  MR_future_init(&r->wake);
+  // acquire: as above.
+  return r->mail.load(std::memory_order_acquire);
+}
+
+void resident_main(void *arg) {
+  auto *r = static_cast<Resident *>(arg);
+  std::uint64_t seen = 0;
+  for (;;) {
+    seen = resident_wait(r, seen) >> 1;
+    run_member(r->team, r->member);
+  }
+}
+
+// Post member `member` of team t to the resident of engine e (making it on first use).
+void resident_post(int e, Team *t, int member) {
+  if (residents.empty()) residents.assign(static_cast<size_t>(G.engines), nullptr);
+  Resident *&r = residents[static_cast<size_t>(e)];
+  if (!r) {
+    if (resident_channel < 0) {
+      // A channel of their own that MR_shutdown drops, so that a program that started
+      // mrengine itself can still shut it down while residents wait for jobs.
+      MR_ChannelOptions co;
+      MR_channel_options_default(&co);
+      co.close = MR_CLOSE_DROP;
+      resident_channel = MR_channel_create(&co);
+      if (resident_channel < 0)
+        die("cannot make the channel of the team members: %s", MR_strerror(resident_channel));
+    }
+    r = new Resident;
+    MR_SpawnOptions o;
+    MR_spawn_options_default(&o);
+    o.engine = e;
+    o.channel = resident_channel;
+    int rc = MR_spawn(resident_main, r, &o);
+    if (rc != 0) die("cannot start team member %d: %s", member, MR_strerror(rc));
+  }
+  r->team = t;
+  r->member = member;
+  // relaxed: the count is read back by this thread alone (the only poster).
+  std::uint64_t next = (r->mail.load(std::memory_order_relaxed) >> 1) + 1;
+  // release: publishes the job (and the team) to the resident.
+  if (r->mail.exchange(next << 1, std::memory_order_release) & 1) MR_future_signal(&r->wake, 1);
 }
 
 }  // namespace
 
 // Start a team: members 1..n-1 start running fn(data); the caller becomes member 0.
-Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset,
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
                      std::uintptr_t *reductions) {
   ensure_runtime();
   Task *enc = current();
@@ -412,9 +556,35 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
     extra = 0;
   }
 
-  auto *t = new Team;
-  t->n = n;
-  t->level = outer->level + 1;
+  // Where members 1..n-1 run: on the other engines (their residents), for the outermost active
+  // team started on an engine; else (and beyond the engines) on threads of our own.
+  int engines = G.engines;
+  int here = MR_engine_id();
+  bool slots = false;
+  if (n > 1 && here >= 0 && outer->active_level == 0) {
+    bool expected = false;
+    // acquire: pairs with the release of the previous top-level team's creator.
+    slots = slots_busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
+  }
+  // The holder of the slots reuses the last such team when it has the same shape (kept_team).
+  Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1) : nullptr;
+  if (!t) {
+    t = new Team;
+    t->n = n;
+    t->level = outer->level + 1;
+    t->members.resize(n);
+    for (int i = 0; i < n; i++) {
+      Task &m = t->members[i];
+      m.team = t;
+      m.thread_num = i;
+      m.implicit = true;
+    }
+    t->engine_member.assign(engines, -1);
+    if (here >= 0) t->engine_member[here] = 0;
+    if (slots)
+      for (int i = 1; i < n && i < engines; i++) t->engine_member[(here + i) % engines] = i;
+    t->here = here;
+  }
   t->active_level = outer->active_level + (n > 1);
   t->fn = fn;
   t->data = data;
@@ -426,17 +596,10 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
   t->team_num = outer->team_num;
   t->num_teams = outer->num_teams;
   t->teams_thread_limit = outer->teams_thread_limit;
-  t->members.resize(n);
   Icv icv = enc->icv;
   if (static_cast<size_t>(t->level) < G.nthreads_list.size())
     icv.nthreads = G.nthreads_list[t->level];
-  for (int i = 0; i < n; i++) {
-    Task &m = t->members[i];
-    m.team = t;
-    m.thread_num = i;
-    m.implicit = true;
-    m.icv = icv;
-  }
+  for (auto &m : t->members) m.icv = icv;
   if (reductions) {
     // reduction(task, ...) on the region: every member's tasks reduce into per-member copies.
     t->start_together = true;
@@ -445,60 +608,42 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, WorkShar
     for (auto &m : t->members) m.red_in = scope;
   }
   if (preset) {
-    preset->seq = 1;
-    // relaxed: the team is published to its members by MR_spawn or the job queue.
-    preset->left.store(n, std::memory_order_relaxed);
-    t->ws[1] = preset;
+    WorkShare *w = ws_take(t);
+    ws_copy_loop(w, *preset);
+    w->seq = 1;
+    if (w->nonmonotonic) ws_init_runs(w, n);
+    // relaxed: the team is published to its members by their job's post.
+    w->left.store(n, std::memory_order_relaxed);
+    t->ws[1] = w;
     for (auto &m : t->members) {
       m.ws_seq = 1;
-      m.ws = preset;
+      m.ws = w;
+      m.static_trip = 0;
     }
   }
   // relaxed: published with the team.
   t->refs.store(n, std::memory_order_relaxed);
-  int engines = G.engines;
-  t->engine_member.assign(engines, -1);
-  int here = MR_engine_id();
-  if (here >= 0) t->engine_member[here] = 0;
-
-  // Where members 1..n-1 run: on the other engines, bound, for the outermost active team
-  // started on an engine; else (and beyond the engines) on threads of our own.
-  bool slots = false;
-  if (n > 1 && here >= 0 && outer->active_level == 0) {
-    bool expected = false;
-    // acquire: pairs with the release of the previous top-level team's creator.
-    slots = slots_busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
-  }
   t->top_slots = slots;
-  std::vector<PoolThread *> threads(n, nullptr);
-  {
-    std::lock_guard<std::mutex> lk(pool_lock);
-    for (int i = 1; i < n; i++) {
-      if (slots && i < engines) continue;
+  for (int i = 1; i < n; i++) {
+    if (slots && i < engines) {
+      resident_post((here + i) % engines, t, i);
+      continue;
+    }
+    PoolThread *p;
+    {
+      std::lock_guard<std::mutex> lk(pool_lock);
       if (slots) {
         while (slot_threads.size() <= static_cast<size_t>(i)) slot_threads.push_back(nullptr);
         if (!slot_threads[i]) slot_threads[i] = new_pool_thread(false);
-        threads[i] = slot_threads[i];
+        p = slot_threads[i];
       } else if (!idle_threads.empty()) {
-        threads[i] = idle_threads.back();
+        p = idle_threads.back();
         idle_threads.pop_back();
       } else {
-        threads[i] = new_pool_thread(true);
+        p = new_pool_thread(true);
       }
     }
-  }
-  if (slots)
-    for (int i = 1; i < n && i < engines; i++) t->engine_member[(here + i) % engines] = i;
-  for (int i = 1; i < n; i++) {
-    if (threads[i]) {
-      give_job(threads[i], Job{t, i});
-    } else {
-      MR_SpawnOptions o;
-      MR_spawn_options_default(&o);
-      o.engine = (here + i) % engines;
-      int rc = MR_spawn(member_entry, &t->members[i], &o);
-      if (rc != 0) die("cannot start team member %d: %s", i, MR_strerror(rc));
-    }
+    give_job(p, Job{t, i});
   }
   t->encountering = enc;
   t->reserved = extra;
@@ -516,10 +661,16 @@ void parallel_end(Team *t) {
   if (t->top_slots) slots_busy.store(false, std::memory_order_release);
   // relaxed: as in parallel_begin.
   if (t->reserved) threads_in_use.fetch_sub(t->reserved, std::memory_order_relaxed);
-  release_team(t);
+  // A top-level team without task reductions is kept for the next region (kept_team); while
+  // kept, its creator's reference stays, so that the others' releases never free it. Not a
+  // cancelled one: its barrier was released out of turn.
+  // relaxed: every member has left the region (end_implicit ordered their writes).
+  if (t->top_slots && !t->start_together && !t->cancelled.load(std::memory_order_relaxed))
+    keep_team(t);
+  else release_team(t);
 }
 
-void parallel(void (*fn)(void *), void *data, unsigned nthreads, WorkShare *preset) {
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset) {
   Team *t = parallel_begin(fn, data, nthreads, preset);
   fn(data);
   parallel_end(t);

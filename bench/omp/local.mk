@@ -59,4 +59,7 @@ OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =
 .PHONY: bench-omp clean-omp-bench
 bench-omp: $(omp_bench_kernels)
-	$(SHELL) $(srcdir)/bench/omp/run.sh --runs $(OMP_BENCH_RUNS) $(OMP_BENCH_FLAGS)
+	$(MKDIR_P) $(BENCH_OUT)
+	$(SHELL) $(srcdir)/bench/omp/run.sh --runs $(OMP_BENCH_RUNS) --csv $(BENCH_OUT)/omp.csv $(OMP_BENCH_FLAGS)
+	if command -v gnuplot >/dev/null; then sh $(srcdir)/bench/plot.sh $(BENCH_OUT); fi
+	@echo "bench-omp: table above; CSV and SVG in $(BENCH_OUT)"

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FAIL(...)                                                  \
@@ -384,6 +386,159 @@ static int test_cancel_undeferred(void) {
   return 0;
 }
 
+/* Nonmonotonic dynamic loops hand each member its own run of chunks, and a member whose run is
+ * empty steals the back half of the longest other run: every iteration runs exactly once, for
+ * loops of every shape (empty, fewer iterations than members, a partial last chunk, several
+ * nowait loops in a row, the combined parallel-loop form), and a member whose own iterations
+ * are slow gets help. */
+static int test_nonmonotonic(void) {
+  enum { MAXN = 3000 };
+  static int count[MAXN];
+  static const int sizes[] = {0, 1, 2, 3, 7, 64, 65, 1000, 2999};
+  static const int chunks[] = {1, 2, 5, 64};
+  for (int rep = 0; rep < 10; rep++)
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+      for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++) {
+        int n = sizes[si], c = chunks[ci], nt = 2 + rep % 2;
+        memset(count, 0, sizeof count);
+#pragma omp parallel num_threads(nt)
+        {
+#pragma omp for schedule(nonmonotonic : dynamic, c) nowait
+          for (int i = 0; i < n; i++) __atomic_add_fetch(&count[i], 1, __ATOMIC_RELAXED);
+#pragma omp for schedule(nonmonotonic : dynamic, c) nowait
+          for (int i = n - 1; i >= 0; i--) __atomic_add_fetch(&count[i], 10, __ATOMIC_RELAXED);
+#pragma omp for schedule(nonmonotonic : dynamic, c + 1) nowait
+          for (int i = 0; i < n; i += 2) __atomic_add_fetch(&count[i], 100, __ATOMIC_RELAXED);
+        }
+#pragma omp parallel for schedule(nonmonotonic : dynamic, c) num_threads(nt)
+        for (int i = 0; i < n; i++) __atomic_add_fetch(&count[i], 1000, __ATOMIC_RELAXED);
+        for (int i = 0; i < n; i++) {
+          int want = 1011 + (i % 2 == 0 ? 100 : 0);
+          if (count[i] != want)
+            FAIL("%d iterations, chunk %d, %d threads: iteration %d counted %d, not %d", n, c, nt,
+                 i, count[i], want);
+        }
+      }
+  /* Member 0's run is the first half, and each of its iterations takes 200 us: member 1, done
+   * with its own half at once, must take some of member 0's. */
+  enum { N = 200 };
+  int who[N];
+#pragma omp parallel for schedule(nonmonotonic : dynamic, 1) num_threads(2)
+  for (int i = 0; i < N; i++) {
+    if (i < N / 2) usleep(200);
+    who[i] = omp_get_thread_num();
+  }
+  int helped = 0;
+  for (int i = 0; i < N / 2; i++) helped += who[i] == 1;
+  if (helped == 0) FAIL("member 1 took none of member 0's slow iterations");
+  /* gcc's code copies lastprivate and linear variables out of the member whose last chunk ends
+   * the loop: that member must take no earlier chunk afterwards, however the others steal. */
+  for (int rep = 0; rep < 200; rep++) {
+    int n = 3 + rep % 40, last = -1, lin = 5;
+#pragma omp parallel for schedule(nonmonotonic : dynamic, 1) lastprivate(last) linear(lin : 3) \
+    num_threads(2 + rep % 2)
+    for (int i = 0; i < n; i++) {
+      if (i < n / 3 && rep % 3 == 0) usleep(50); /* the first run is slow: the others steal */
+      last = i;
+      lin += 3;
+    }
+    if (last != n - 1 || lin != 5 + 3 * n)
+      FAIL("%d iterations: lastprivate %d (not %d), linear %d (not %d)", n, last, n - 1, lin,
+           5 + 3 * n);
+  }
+  return 0;
+}
+
+/* Consecutive top-level regions reuse their team: single runs once per region, loops of the
+ * runtime schedule (set between regions, combined form included) start from their first chunk
+ * in every region and see the schedule just set, and teams of other sizes in between are
+ * their own. */
+static int test_kept_team(void) {
+  enum { N = 50 };
+  static const omp_sched_t kinds[] = {omp_sched_static, omp_sched_dynamic, omp_sched_guided};
+  for (int r = 0; r < 300; r++) {
+    int nt = r % 7 == 6 ? 3 : r % 11 == 10 ? 1 : 2;
+    omp_sched_t kind = kinds[r % 3];
+    int chunk = r % 4; /* 0: the kind's default */
+    omp_set_schedule(kind, chunk);
+    int count[N] = {0}, count2[N] = {0}, singles = 0, wrong_icv = 0, size = 0;
+#pragma omp parallel num_threads(nt)
+    {
+      omp_sched_t k;
+      int c;
+      omp_get_schedule(&k, &c);
+      if (k != kind || c != (chunk ? chunk : k == omp_sched_static ? 0 : 1))
+        __atomic_add_fetch(&wrong_icv, 1, __ATOMIC_RELAXED);
+#pragma omp single
+      {
+        singles++;
+        size = omp_get_num_threads();
+      }
+#pragma omp for schedule(runtime)
+      for (int i = 0; i < N; i++) __atomic_add_fetch(&count[i], 1, __ATOMIC_RELAXED);
+#pragma omp single nowait
+      singles++;
+    }
+#pragma omp parallel for schedule(runtime) num_threads(nt)
+    for (int i = 0; i < N; i++) __atomic_add_fetch(&count2[i], 1, __ATOMIC_RELAXED);
+    if (size != nt) FAIL("region %d: a team of %d, not %d", r, size, nt);
+    if (singles != 2) FAIL("region %d: single constructs ran %d times, not 2", r, singles);
+    if (wrong_icv) FAIL("region %d: %d members did not see the schedule set before it", r, wrong_icv);
+    for (int i = 0; i < N; i++)
+      if (count[i] != 1 || count2[i] != 1)
+        FAIL("region %d (schedule %d, chunk %d, %d threads): iteration %d ran %d and %d times", r,
+             (int)kind, chunk, nt, i, count[i], count2[i]);
+  }
+  return 0;
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Between regions the other members look for the next region only briefly, then park: while
+ * the program sleeps between regions, the process uses almost no processor time. */
+static int test_idle(void) {
+  int sum = 0;
+  for (int r = 0; r < 3; r++) {
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+    sum += 1;
+  }
+  if (sum != 6) FAIL("the regions counted %d members, not 6", sum);
+  double before = cpu_seconds();
+  struct timespec ts = {0, 400 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  double used = cpu_seconds() - before;
+  if (used > 0.1) FAIL("%.0f ms of processor time while the program slept 400 ms", used * 1e3);
+  return 0;
+}
+
+/* A program that starts mrengine itself may shut it down after its OpenMP regions: the team
+ * members parked on their engines between regions do not keep MR_shutdown waiting. */
+static int test_shutdown(void) {
+  int (*init)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "MR_init");
+  int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "MR_shutdown");
+  if (!init || !shutdown) FAIL("mrengine's MR_init and MR_shutdown are not in the process");
+  int rc = init(NULL);
+  if (rc != 0) FAIL("MR_init: %d", rc);
+  int count[100] = {0};
+  for (int r = 0; r < 20; r++) {
+#pragma omp parallel for schedule(dynamic, 3) num_threads(2)
+    for (int i = 0; i < 100; i++) __atomic_add_fetch(&count[i], 1, __ATOMIC_RELAXED);
+  }
+  for (int i = 0; i < 100; i++)
+    if (count[i] != 20) FAIL("iteration %d ran %d times in 20 regions", i, count[i]);
+  struct timespec ts = {0, 5 * 1000 * 1000}; /* past the members' search: they have parked */
+  nanosleep(&ts, NULL);
+  alarm(20); /* a shutdown that waits for the parked members never returns */
+  rc = shutdown();
+  if (rc != 0) FAIL("MR_shutdown: %d", rc);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -397,6 +552,8 @@ int main(int argc, char **argv) {
       {"locks", test_locks},       {"ordered", test_ordered},
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
+      {"nonmonotonic", test_nonmonotonic}, {"kept-team", test_kept_team},
+      {"idle", test_idle},                 {"shutdown", test_shutdown},
       {"unsupported", test_unsupported},
   };
   if (argc != 2) {
