@@ -234,6 +234,12 @@ struct Team {
   std::vector<int> engine_member;   // member bound on each engine, or -1
   int here = -1;                    // the engine that started it (its member 0's), or -1
   std::vector<Task> members;        // the implicit tasks
+  // What each member's implicit task starts the region with (begin_member): the ICVs, the
+  // first work-share of a combined parallel loop or sections (or null), and the task
+  // reductions of a region with reduction(task, ...) (or null).
+  Icv icv;
+  WorkShare *first_ws = nullptr;
+  std::shared_ptr<RedScope> red_scope;
   std::atomic<int> refs{0};         // members still using the team, and its creator
   bool top_slots = false;           // members beyond the engines use the top-level pool slots
   // The host teams construct the team is in (inherited from the encountering team): team

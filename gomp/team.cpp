@@ -379,15 +379,8 @@ Team *reuse_kept(int n, int here, int level) {
     return nullptr;
   }
   // Every member has ended the last region's work-shares and met its single constructs, so
-  // their numbering starts again, with implicit tasks as new; the barrier goes on from its
-  // generation.
-  for (int i = 0; i < n; i++) {
-    Task &m = t->members[i];
-    m = Task();
-    m.team = t;
-    m.thread_num = i;
-    m.implicit = true;
-  }
+  // their numbering starts again (each member's record is made new by begin_member); the
+  // barrier goes on from its generation.
   // relaxed: published with the team (the members' job posts).
   t->single_count.store(0, std::memory_order_relaxed);
   t->cancelled.store(false, std::memory_order_relaxed);  // relaxed: as above
@@ -415,7 +408,25 @@ void end_implicit(Task *self) {
   set_current(self);
 }
 
+// Member i's implicit task as new for this region, made by the member itself on its own thread
+// (so that its record's cache lines stay there from one region to the next), from what the
+// creator wrote in the team.
+void begin_member(Team *t, int i) {
+  Task &m = t->members[i];
+  m = Task();
+  m.team = t;
+  m.thread_num = i;
+  m.implicit = true;
+  m.icv = t->icv;
+  m.red_in = t->red_scope;
+  if (t->first_ws) {
+    m.ws_seq = 1;
+    m.ws = t->first_ws;
+  }
+}
+
 void run_member(Team *team, int i) {
+  begin_member(team, i);
   Task *self = &team->members[i];
   set_current(self);
   if (team->start_together) {
@@ -572,13 +583,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     t = new Team;
     t->n = n;
     t->level = outer->level + 1;
-    t->members.resize(n);
-    for (int i = 0; i < n; i++) {
-      Task &m = t->members[i];
-      m.team = t;
-      m.thread_num = i;
-      m.implicit = true;
-    }
+    t->members.resize(n);  // each made by begin_member
     t->engine_member.assign(engines, -1);
     if (here >= 0) t->engine_member[here] = 0;
     if (slots)
@@ -599,13 +604,13 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   Icv icv = enc->icv;
   if (static_cast<size_t>(t->level) < G.nthreads_list.size())
     icv.nthreads = G.nthreads_list[t->level];
-  for (auto &m : t->members) m.icv = icv;
+  t->icv = icv;
   if (reductions) {
     // reduction(task, ...) on the region: every member's tasks reduce into per-member copies.
     t->start_together = true;
     red_allocate(reductions, n);
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
-    for (auto &m : t->members) m.red_in = scope;
+    t->red_scope = scope;
   }
   if (preset) {
     WorkShare *w = ws_take(t);
@@ -615,12 +620,9 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     // relaxed: the team is published to its members by their job's post.
     w->left.store(n, std::memory_order_relaxed);
     t->ws[1] = w;
-    for (auto &m : t->members) {
-      m.ws_seq = 1;
-      m.ws = w;
-      m.static_trip = 0;
-    }
   }
+  t->first_ws = preset ? t->ws[1] : nullptr;
+  begin_member(t, 0);
   // relaxed: published with the team.
   t->refs.store(n, std::memory_order_relaxed);
   t->top_slots = slots;
