@@ -94,7 +94,7 @@ if [ -f "$dir/omp-summary.csv" ]; then
 set terminal svg size 640,420 dynamic font "sans,11"
 set output '$dir/omp-$kernel.svg'
 set title 'OpenMP $kernel $size, same binary: median (min..max)'
-set xlabel 'threads (OMP_NUM_THREADS)'
+set xlabel 'threads (OMP_NUM_THREADS)' noenhanced
 set ylabel '$unit'
 set xtics 1
 set xrange [0.8:$(awk '{ print $1 + 0.2 }' "$tmp/omp.maxt")]
