@@ -257,6 +257,12 @@ struct Team {
   bool start_together = false;
   std::atomic<int> started{0};
   MR_Future exit_done = MR_FUTURE_INIT;
+  // Its work-shares, live or kept for reuse, go with it (a thread's initial team too, when the
+  // thread exits).
+  ~Team() {
+    for (auto &kv : ws) delete kv.second;
+    for (WorkShare *w : ws_free) delete w;
+  }
 };
 
 // The task running on this thread, or null before the thread's first use of the runtime.

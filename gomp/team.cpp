@@ -339,8 +339,6 @@ void give_job(PoolThread *p, Job j) {
 void release_team(Team *t) {
   // acq_rel: the last releaser sees every member's last writes before deleting.
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    for (auto &kv : t->ws) delete kv.second;
-    for (WorkShare *w : t->ws_free) delete w;
     delete t;
   }
 }

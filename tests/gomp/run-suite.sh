@@ -13,7 +13,8 @@
 # Exit status: 0 if mrengine passed every test it ran that the system's libgomp passes, except
 # those it stops as unsupported and those in tests/gomp/known.list (each with its reason); 1
 # otherwise; 77 if the gcc source tarball is missing.
-# Environment: GCC_SOURCE_TARBALL (default /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz), CC (gcc).
+# Environment: GCC_SOURCE_TARBALL (default /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz), CC (gcc),
+# SUITE_CFLAGS (more compiler flags for every test, e.g. a sanitizer build's -fsanitize=...).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -134,13 +135,16 @@ run_one() {
   local tdir=$tests_root/$(dirname "$t")
   local srcs="$tests_root/$t"
   for s in $sources; do srcs="$srcs $tdir/$s"; done
-  if [ ! -x "$dir/a.out" ] || [ "$tests_root/$t" -nt "$dir/a.out" ]; then
+  # Compiled once, again when the test or the extra flags change.
+  if [ ! -x "$dir/a.out" ] || [ "$tests_root/$t" -nt "$dir/a.out" ] ||
+     [ "$(cat "$dir/cflags" 2>/dev/null)" != "${SUITE_CFLAGS:-}" ]; then
     # shellcheck disable=SC2086
-    if ! (cd "$tdir" && timeout 120 "$CC" -fopenmp $opts -I"$tdir" -idirafter "$top/libgomp" \
+    if ! (cd "$tdir" && timeout 120 "$CC" -fopenmp $opts ${SUITE_CFLAGS:-} -I"$tdir" -idirafter "$top/libgomp" \
           -idirafter "$top/include" $srcs -o "$dir/a.out" -lm) > "$dir/compile.log" 2>&1; then
       for r in $runtimes; do echo "$t $r skip does not compile here"; done
       return
     fi
+    printf '%s\n' "${SUITE_CFLAGS:-}" > "$dir/cflags"
   fi
   for r in $runtimes; do
     local libdir=
@@ -182,7 +186,7 @@ run_one() {
   done
 }
 export -f run_one parse_dg
-export work tests_root top runtimes mrlib libomp_dir timeout_s CC
+export work tests_root top runtimes mrlib libomp_dir timeout_s CC SUITE_CFLAGS
 
 results=$work/results.txt
 : > "$results"
