@@ -421,8 +421,7 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
     run_included(parent, final_, fn, data, nullptr, nullptr);
     return;
   }
-  std::vector<Dep> deps;
-  if ((flags & kDepend) && depend) deps = parse_depend(depend);
+  bool has_deps = (flags & kDepend) && depend;
   // Untied tasks are run as tied ones (allowed: untied only permits migration).
   (void)kUntied;
   DepRef event;
@@ -442,13 +441,17 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // run the task undeferred instead. Not a task with dependences (its creator would wait for
   // the predecessors), a detached one (what fulfils its event may come later in its creator),
   // or a taskloop's (the split into tasks is the program's request).
-  auto cutoff = [&] { return deps.empty() && !event && !bounds && enough_sparks(); };
+  auto cutoff = [&] { return !has_deps && !event && !bounds && enough_sparks(); };
   if (!if_clause || parent->final_ || alone || cutoff()) {
     // Undeferred (if(0) or the cut-off), included (in a final task) or alone: run here and now,
-    // after its predecessors.
-    DepRef node = deps.empty() ? nullptr : std::make_shared<DepNode>();
-    if (!deps.empty()) {
-      wait_preds(link_deps(parent, deps, node));
+    // after its predecessors. A parent with no deferred child has none unfinished (every
+    // earlier child ran to its end), so then the task's dependences name no predecessor and
+    // need no record either: a later sibling that names the same storage needs nothing of a
+    // task that has completed. On one thread every task is such a task.
+    DepRef node;
+    if (has_deps && parent->nchildren != 0) {
+      node = std::make_shared<DepNode>();
+      wait_preds(link_deps(parent, parse_depend(depend), node));
       set_current(parent);
     }
     if (cpyfn || bounds) {
@@ -491,10 +494,10 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   parent->newest_child = t;
   parent->nchildren++;
   MR_sync_term_init(&t->st, 2);
-  if (!deps.empty()) {
+  if (has_deps) {
     t->node = std::make_shared<DepNode>();
     t->node->task = t;
-    std::vector<DepNode *> preds = link_deps(parent, deps, t->node);
+    std::vector<DepNode *> preds = link_deps(parent, parse_depend(depend), t->node);
     // Predecessors still running: the last of them forks the task when it completes. (Only
     // the parent reads `held`, written after the task may have started.)
     if (!preds.empty() && !register_succ(t->node.get(), preds)) {

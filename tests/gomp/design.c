@@ -386,6 +386,34 @@ static int test_cancel_undeferred(void) {
   return 0;
 }
 
+/* An undeferred task (if(0)) with dependences waits for a deferred sibling it depends on, still
+ * running; once the parent has no deferred child, such tasks run at once, in order. */
+static int test_depend_undeferred(void) {
+  for (int r = 0; r < 200; r++) {
+    int x = 0, y = 0;
+#pragma omp parallel num_threads(1 + r % 3)
+#pragma omp single
+    {
+#pragma omp task depend(out : x) shared(x)
+      {
+        usleep(100);
+        x = 1;
+      }
+#pragma omp task depend(in : x) depend(out : y) shared(x, y) if (0)
+      y = x + 1;
+#pragma omp task depend(inout : y) shared(y)
+      y *= 10;
+#pragma omp taskwait
+#pragma omp task depend(inout : y) shared(y) if (0)
+      y += 1;
+#pragma omp task depend(inout : y) shared(y) if (0)
+      y *= 2;
+    }
+    if (x != 1 || y != 42) FAIL("round %d: x = %d, y = %d (not 1 and 42)", r, x, y);
+  }
+  return 0;
+}
+
 /* Nonmonotonic dynamic loops hand each member its own run of chunks, and a member whose run is
  * empty steals the back half of the longest other run: every iteration runs exactly once, for
  * loops of every shape (empty, fewer iterations than members, a partial last chunk, several
@@ -552,6 +580,7 @@ int main(int argc, char **argv) {
       {"locks", test_locks},       {"ordered", test_ordered},
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
+      {"depend-undeferred", test_depend_undeferred},
       {"nonmonotonic", test_nonmonotonic}, {"kept-team", test_kept_team},
       {"idle", test_idle},                 {"shutdown", test_shutdown},
       {"unsupported", test_unsupported},
