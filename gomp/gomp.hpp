@@ -161,8 +161,8 @@ struct Task {
 // read on every chunk (up to `end`, written when the work-share begins, and `cancelled`, by a
 // cancel) and those written at a member's end of the work-share then stay cached on each
 // member's processor, and a chunk moves one line between processors, not two. Padding rather
-// than alignment does it: a work-share is allocated for each loop, and an over-aligned
-// allocation costs far more than the bytes.
+// than alignment does it (an over-aligned allocation cost far more than the bytes when each
+// loop allocated its work-share; teams now keep theirs for reuse).
 struct WorkShare {
   unsigned seq = 0;
   int kind = SCHED_STATIC;          // resolved: static, dynamic or guided

@@ -3,7 +3,8 @@
 // A loop is handed out in iteration numbers 0..n-1 (n computed once by the member that creates
 // the work-share) and turned back into the program's bounds for each chunk. Members meet
 // work-shares in the same order, so the k-th work-share a member begins is the team's k-th: the
-// team keeps the live ones by that number, and the last member to end one frees it.
+// team keeps the live ones by that number, and the last member to end one resets it and gives
+// it back to the team for a later one.
 #include <stdarg.h>
 #include <string.h>
 

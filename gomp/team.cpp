@@ -346,7 +346,7 @@ void release_team(Team *t) {
 // The last top-level team, kept by the creator that held the slots: the next region of the
 // same size started on the same engine reuses it, with its members, work-shares and barrier,
 // instead of allocating them again (and freeing them on whichever thread leaves last). Only
-// the holder of the slots touches it (slots_busy orders the holders).
+// the holder of the slots touches it, before it releases them (slots_busy orders the holders).
 Team *kept_team = nullptr;
 
 // Wait until members 1..n-1 have let go of kept team t (they are past its end barrier, and
@@ -357,25 +357,26 @@ void wait_members_gone(Team *t) {
   while (t->refs.load(std::memory_order_acquire) != 1) backoff(&round);
 }
 
+// A kept team no longer kept is released like any team: its last member to let go frees it.
+// (Never waited for here: a member may be a context bound to the caller's own engine, which
+// could not run while the caller waits.)
 void keep_team(Team *t) {
-  if (kept_team && kept_team != t) {
-    wait_members_gone(kept_team);
-    release_team(kept_team);
-  }
+  if (kept_team && kept_team != t) release_team(kept_team);
   kept_team = t;
 }
 
 // The kept team, ready for a region of n members at `level` from engine `here`, or nullptr
-// (the kept team, of another shape, is then freed).
+// (a kept team of another shape is released). Only the same shape is waited for: its
+// members are on the other engines (and slot threads), never on the caller's.
 Team *reuse_kept(int n, int here, int level) {
   Team *t = kept_team;
   if (!t) return nullptr;
   kept_team = nullptr;
-  wait_members_gone(t);
   if (t->n != n || t->here != here || t->level != level) {
     release_team(t);
     return nullptr;
   }
+  wait_members_gone(t);
   // Every member has ended the last region's work-shares and met its single constructs, so
   // their numbering starts again (each member's record is made new by begin_member); the
   // barrier goes on from its generation.
@@ -657,17 +658,21 @@ void parallel_end(Team *t) {
   set_current(self);
   end_implicit(self);
   set_current(t->encountering);
-  // release: the next top-level team sees this one's slot jobs queued first.
-  if (t->top_slots) slots_busy.store(false, std::memory_order_release);
   // relaxed: as in parallel_begin.
   if (t->reserved) threads_in_use.fetch_sub(t->reserved, std::memory_order_relaxed);
-  // A top-level team without task reductions is kept for the next region (kept_team); while
-  // kept, its creator's reference stays, so that the others' releases never free it. Not a
-  // cancelled one: its barrier was released out of turn.
+  if (!t->top_slots) {
+    release_team(t);
+    return;
+  }
+  // A top-level team without task reductions is kept for the next region (kept_team), while
+  // this creator still holds the slots; while kept, its creator's reference stays, so that the
+  // others' releases never free it. Not a cancelled one: its barrier was released out of turn.
   // relaxed: every member has left the region (end_implicit ordered their writes).
-  if (t->top_slots && !t->start_together && !t->cancelled.load(std::memory_order_relaxed))
-    keep_team(t);
+  if (!t->start_together && !t->cancelled.load(std::memory_order_relaxed)) keep_team(t);
   else release_team(t);
+  // release: the next holder of the slots sees this one's slot jobs queued first, and
+  // kept_team as left here.
+  slots_busy.store(false, std::memory_order_release);
 }
 
 void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset) {

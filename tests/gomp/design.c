@@ -520,6 +520,44 @@ static int test_kept_team(void) {
   return 0;
 }
 
+static void spin_us(int us) {
+  double until = omp_get_wtime() + us * 1e-6;
+  while (omp_get_wtime() < until) {
+  }
+}
+
+/* k top-level regions of 2 members, each checking its team; the creator stays busy between
+ * regions without suspending. */
+static void regions_of_two(int k, int *wrong) {
+  for (int r = 0; r < k; r++) {
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_num_threads() != 2)
+        __atomic_add_fetch(wrong, 1, __ATOMIC_RELAXED);
+      if (omp_get_thread_num() == 0) spin_us(30);
+    }
+    spin_us(20);
+  }
+}
+
+/* Top-level regions started by two engines at once (a detached task's, deferred in the team of
+ * one outside any region, and main's): each region gets the team it asks for, and neither
+ * creator waits for a kept team whose member can only run on its own engine. */
+static int test_two_creators(void) {
+  int wrong = 0;
+  for (int it = 0; it < 5; it++) {
+    omp_event_handle_t ev;
+#pragma omp task detach(ev) shared(wrong)
+    regions_of_two(300, &wrong);
+    usleep(2000);
+    regions_of_two(300, &wrong);
+    omp_fulfill_event(ev);
+#pragma omp taskwait
+  }
+  if (wrong) FAIL("%d regions had a team of the wrong size", wrong);
+  return 0;
+}
+
 static double cpu_seconds(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -583,6 +621,7 @@ int main(int argc, char **argv) {
       {"depend-undeferred", test_depend_undeferred},
       {"nonmonotonic", test_nonmonotonic}, {"kept-team", test_kept_team},
       {"idle", test_idle},                 {"shutdown", test_shutdown},
+      {"two-creators", test_two_creators},
       {"unsupported", test_unsupported},
   };
   if (argc != 2) {
