@@ -89,8 +89,11 @@ bool steal_chunk(WorkShare *w, int me, int nthreads, std::uint64_t *chunk) {
       if (first < end && end - first > most) victim = j, seen = v, most = end - first;
     }
     if (victim < 0) {
-      // relaxed: as above; the exchange makes one member the taker.
-      if (w->last_taken.exchange(true, std::memory_order_relaxed)) return false;
+      // relaxed: as above; the exchange makes one member the taker (read first, so that the
+      // members that find it taken do not write its line).
+      if (w->last_taken.load(std::memory_order_relaxed) ||
+          w->last_taken.exchange(true, std::memory_order_relaxed))
+        return false;
       runs[me].took_last = true;
       *chunk = (w->n - 1) / w->chunk;
       return true;

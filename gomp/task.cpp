@@ -329,13 +329,10 @@ void run_included(Task *parent, bool final_, void (*fn)(void *), void *data, Dep
   give_back_included(t);
 }
 
-// The cut-off (create_task): this engine's deque holds enough sparks for the idle engines,
-// MR_par_cond_local_wsdeque_length's test negated, on the view read through its initial-exec
-// name (the version 1 name, which that function reads, costs a __tls_get_addr call here).
+// The cut-off (create_task): this thread is an engine whose deque holds enough sparks for the
+// idle engines (mrengine's granularity test says "do not spark").
 bool enough_sparks() {
-  const MR_EngineView *v = MR_engine_view_v3;
-  return v != nullptr && static_cast<long>(AO_load(v->deque_bottom) - AO_load(v->deque_top)) >=
-                             static_cast<long>(v->spark_threshold);
+  return MR_engine_view_v3 != nullptr && !MR_par_cond_local_wsdeque_length();
 }
 
 // A new child of parent would be discarded (its region or its taskgroup is cancelled).

@@ -611,6 +611,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
     t->red_scope = scope;
   }
+  t->first_ws = nullptr;
   if (preset) {
     WorkShare *w = ws_take(t);
     ws_copy_loop(w, *preset);
@@ -619,8 +620,8 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     // relaxed: the team is published to its members by their job's post.
     w->left.store(n, std::memory_order_relaxed);
     t->ws[1] = w;
+    t->first_ws = w;
   }
-  t->first_ws = preset ? t->ws[1] : nullptr;
   begin_member(t, 0);
   // relaxed: published with the team.
   t->refs.store(n, std::memory_order_relaxed);

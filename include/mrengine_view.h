@@ -87,7 +87,7 @@ MR_EXTERN void MR_fork_wake_v2(void);
  * if a join in between resumed the context on another engine, the test then reads the previous
  * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
 MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
-  const MR_EngineView *v = MR_engine_view;
+  const MR_EngineView *v = MR_engine_view_v3; /* initial-exec: no __tls_get_addr call in PIC */
   if (v == NULL) return 0;
   {
     AO_t bottom = AO_load(v->deque_bottom);
