@@ -402,13 +402,13 @@ static void queued_work(void *arg) {
  * order. */
 static void flush_handoff(void) { ck_assert_int_eq(MR_spawn(nothing, NULL, NULL), 0); }
 
-/* 1 engine: a backlog channel (level 3) whose followup is a top channel (level 0). The context
- * that started first resumes, after MR_yield and after a future, before the backlog's queued
- * contexts. */
-START_TEST(test_followup_resumes_first) {
+/* 1 engine: a backlog channel (level 3), with or without a followup, holding a context that
+ * starts first and suspends (MR_yield, then a future) and 10 queued contexts; the order they
+ * ran in is left in trail. */
+static void run_backlog(int with_followup) {
   mr_test_start(1, NULL);
-  int top = make_channel(0, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
-  int bl = make_channel(3, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, top);
+  int followup = with_followup ? make_channel(0, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1) : -1;
+  int bl = make_channel(3, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, followup);
   atomic_store(&trail_len, 0);
   MR_future_init(&fu_wake);
   MR_future_init(&fu_all);
@@ -418,23 +418,19 @@ START_TEST(test_followup_resumes_first) {
   MR_future_wait(&fu_all);
   ck_assert_int_eq(MR_shutdown(), 0);
   trail[atomic_load(&trail_len)] = 0;
+}
+
+/* With a top channel (level 0) as the backlog's followup, the context that started first
+ * resumes, after MR_yield and after a future, before the backlog's queued contexts. */
+START_TEST(test_followup_resumes_first) {
+  run_backlog(1);
   ck_assert_str_eq(trail, "ab0c123456789");
 }
 END_TEST
 
 /* Without a followup the same context goes back behind the queued work. */
 START_TEST(test_no_followup_queues_behind) {
-  mr_test_start(1, NULL);
-  int bl = make_channel(3, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
-  atomic_store(&trail_len, 0);
-  MR_future_init(&fu_wake);
-  MR_future_init(&fu_all);
-  ck_assert_int_eq(spawn_in(started_work, NULL, bl, 0), 0);
-  for (int i = 0; i < 10; i++) ck_assert_int_eq(spawn_in(queued_work, (void *)(intptr_t)i, bl, 0), 0);
-  flush_handoff();
-  MR_future_wait(&fu_all);
-  ck_assert_int_eq(MR_shutdown(), 0);
-  trail[atomic_load(&trail_len)] = 0;
+  run_backlog(0);
   ck_assert_str_eq(trail, "a0123456789bc");
 }
 END_TEST

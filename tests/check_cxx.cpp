@@ -15,14 +15,6 @@
 #include "mrengine.hpp"
 #include "testutil.h"
 
-static MR_Config config(int engines) {
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.engines = engines;
-  return c;
-}
-
 static long fib(int n) {
   if (n < 2) return n;
   long a = 0, b = 0;
@@ -42,7 +34,7 @@ bool throws_length_error(F f) {
 }
 
 START_TEST(test_parallel_invoke_fib) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   ck_assert_int_eq(mr::num_engines(), 2);
   ck_assert_int_eq(fib(22), 17711);
@@ -52,7 +44,7 @@ END_TEST
 // mr::stats(): one entry per engine; after the join every spark was run once.
 START_TEST(test_stats_and_engine_cpu) {
   ck_assert(mr::stats().empty());
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   ck_assert_int_eq(fib(18), 2584);
   std::vector<MR_EngineStats> st = mr::stats();
@@ -77,7 +69,7 @@ END_TEST
 // mr::trace: a region's trace is written and closed by the destructor; a second one at the same
 // time throws MR_EBUSY.
 START_TEST(test_trace_region) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   char path[] = "/tmp/mrengine-cxx-XXXXXX.eventlog";
   int fd = mkstemps(path, 9);
@@ -105,7 +97,7 @@ END_TEST
 
 // A pipeline of futures: a producer context fills them in order, a consumer waits for each.
 START_TEST(test_future_pipeline) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   constexpr int kN = 2000;
   std::vector<std::unique_ptr<mr::future<std::string>>> items;
@@ -128,7 +120,7 @@ START_TEST(test_future_pipeline) {
 END_TEST
 
 START_TEST(test_future_signal_twice_throws) {
-  MR_Config c = config(1);
+  MR_Config c = mr_test_config(1);
   mr::runtime rt(&c);
   mr::future<int> f;
   ck_assert(!f.ready());
@@ -145,7 +137,7 @@ END_TEST
 
 // A spawned function's exception reaches whoever waits; the engines go on.
 START_TEST(test_spawn_carries_exceptions) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int rep = 0; rep < 100; rep++) {
     auto bad = mr::spawn([rep]() -> int { throw std::runtime_error("boom " + std::to_string(rep)); });
@@ -178,7 +170,7 @@ struct MoveThrows {
   MoveThrows(MoveThrows &&) { throw std::length_error("move"); }
 };
 START_TEST(test_result_whose_move_throws) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int rep = 0; rep < 20; rep++) {
     auto f = mr::spawn([] { return MoveThrows(); });
@@ -193,7 +185,7 @@ END_TEST
 
 // parallel_for: every index once, never more contexts at once than asked, exceptions carried.
 START_TEST(test_parallel_for) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   constexpr int kN = 20000;
   std::vector<std::atomic<int>> hits(kN);
@@ -219,7 +211,7 @@ START_TEST(test_parallel_for) {
 END_TEST
 
 START_TEST(test_parallel_invoke_many_branches) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int rep = 0; rep < 1000; rep++) {
     std::atomic<int> hits[4] = {};
@@ -231,7 +223,7 @@ START_TEST(test_parallel_invoke_many_branches) {
 END_TEST
 
 START_TEST(test_exception_reaches_joiner_after_all_branches) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int rep = 0; rep < 500; rep++) {
     std::atomic<int> finished{0};
@@ -258,7 +250,7 @@ START_TEST(test_exception_reaches_joiner_after_all_branches) {
 END_TEST
 
 START_TEST(test_first_branch_exception_wins) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   try {
     mr::parallel_invoke([] { throw std::logic_error("first"); },
@@ -273,7 +265,7 @@ END_TEST
 // parallel_invoke from threads that are not engines: the branches go through the injector, the
 // caller blocks, and an exception still reaches it.
 START_TEST(test_parallel_invoke_from_foreign_threads) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   std::vector<long> got(4, 0);
   std::atomic<int> caught{0};
@@ -300,7 +292,7 @@ END_TEST
 // mr::blocking: the callable runs off the engine, its result comes back, an exception ends the
 // region and propagates, and the context is on an engine again afterwards.
 START_TEST(test_blocking_region) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   int where = mr::blocking([] { return MR_engine_id(); });
   ck_assert_int_eq(where, -1);
@@ -334,7 +326,7 @@ END_TEST
 // Sleeps, a timer (fired, cancelled, one whose function throws: reported, nothing else breaks)
 // and a ticker through the C++ API.
 START_TEST(test_time) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   using namespace std::chrono;
   auto t0 = steady_clock::now();
@@ -394,7 +386,7 @@ static int error_code(F f) {
 START_TEST(test_channels) {
   ck_assert_int_eq(error_code([] { mr::channel_create(mr::channel_options()); }), MR_ENOTINIT);
   ck_assert_int_eq(error_code([] { mr::yield(); }), MR_ENOTINIT);
-  MR_Config c = config(1);
+  MR_Config c = mr_test_config(1);
   mr::runtime rt(&c);
   ck_assert_int_eq(mr::channel_current(), MR_CHANNEL_DEFAULT);
   MR_ChannelOptions o = mr::channel_options();

@@ -13,14 +13,6 @@
 #include "mrengine.hpp"
 #include "testutil.h"
 
-static MR_Config config(int engines) {
-  MR_Config c;
-  MR_config_default(&c);
-  c.flags |= MR_CONFIG_IGNORE_ENV;
-  c.engines = engines;
-  return c;
-}
-
 constexpr int kTree = 10000;
 
 // A binary tree of kTree tasks in one scope, each spawned by its parent task: each runs once,
@@ -46,7 +38,7 @@ static void tree_once() {
 
 // 10^4 nested spawns, 20 times, on 1 and 2 engines.
 START_TEST(test_nested_spawns_run_once) {
-  MR_Config c = config(_i + 1);
+  MR_Config c = mr_test_config(_i + 1);
   mr::runtime rt(&c);
   for (int r = 0; r < 20; r++) tree_once();
 }
@@ -55,7 +47,7 @@ END_TEST
 // The same with a thread that is not an engine as the owner (it blocks at the end), while the
 // primordial context waits on a future so that its engine runs tasks too.
 START_TEST(test_foreign_owner) {
-  MR_Config c = config(_i + 1);
+  MR_Config c = mr_test_config(_i + 1);
   mr::runtime rt(&c);
   for (int r = 0; r < 5; r++) {
     mr::future<int> done;
@@ -71,7 +63,7 @@ END_TEST
 
 // A scope in each task of a scope; inner tasks spawn into the outer scope too.
 START_TEST(test_nested_scopes) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int r = 0; r < 20; r++) {
     std::atomic<int> inner{0}, extra{0};
@@ -98,7 +90,7 @@ END_TEST
 
 // The body's result is returned; an empty scope returns at once.
 START_TEST(test_result_and_empty) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   mr::scope([](auto &) {});
   int sum[4] = {0, 0, 0, 0};
@@ -122,7 +114,7 @@ END_TEST
 // it comes only after every task has finished (the counter is complete). A task's exception and
 // the body's: the first one thrown wins.
 START_TEST(test_exceptions) {
-  MR_Config c = config(_i + 1);
+  MR_Config c = mr_test_config(_i + 1);
   mr::runtime rt(&c);
   for (int r = 0; r < 20; r++) {
     std::atomic<int> finished{0};
@@ -185,7 +177,7 @@ END_TEST
 
 // Many scopes of tasks that suspend (sleep or wait on a future a later task signals).
 START_TEST(test_stress_suspending) {
-  MR_Config c = config(2);
+  MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int r = 0; r < MR_TEST_SCALE(500); r++) {
     std::atomic<int> n{0};

@@ -31,6 +31,16 @@ static inline TCase *mr_tcase(const char *name, double timeout) {
 /* Start the runtime for a test: `engines` engines (0: as `opts` or the machine decides), the
  * options text `opts` (may be NULL), MRENGINE_OPTIONS ignored. Fails the test if MR_init fails
  * or the number of engines differs. */
+/* A configuration of `engines` engines that ignores MRENGINE_OPTIONS (for MR_init, or the C++
+ * mr::runtime). */
+static inline MR_Config mr_test_config(int engines) {
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV;
+  c.engines = engines;
+  return c;
+}
+
 static inline void mr_test_start(int engines, const char *opts) {
   char text[256];
   MR_Config c;
