@@ -18,6 +18,7 @@
 
 #include "cache.hpp"
 #include "close.hpp"
+#include "cpu_relax.hpp"
 #include "fatal.hpp"
 #include "io_wait.hpp"
 #include "policy.hpp"
@@ -207,14 +208,6 @@ Context *take_local(Engine *e) {
     }
     // The level's work was taken meanwhile: look again.
   }
-}
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  __asm__ __volatile__("" ::: "memory");
-#endif
 }
 
 // Called only by engine e in STEALING: one steal attempt on v; work (the engine WORKING) or

@@ -3,17 +3,9 @@
 
 #include "timer.hpp"
 
-#include <time.h>
-
 #include "fatal.hpp"
 
 namespace mr::engine {
-
-std::uint64_t now_ns() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 TimerHeap::~TimerHeap() {
   for (Timer *t : heap_) t->state.store(TimerState::DROPPED, std::memory_order_release);

@@ -15,14 +15,12 @@
 #include <mutex>
 #include <vector>
 
+#include "clock.hpp"
 #include "mrengine.h"
 
 namespace mr::engine {
 
 inline constexpr std::uint64_t kNever = UINT64_MAX;  // "no deadline"
-
-// CLOCK_MONOTONIC in nanoseconds. Any thread.
-std::uint64_t now_ns();
 
 // What a timer does when it fires: fire(a, b), called by the engine that fires it (its own, or
 // one that took over its overdue timers), outside every lock, after the record was left for good.

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <new>
 
+#include "clock.hpp"
 #include "fatal.hpp"
 
 namespace mr::engine::trace {
@@ -78,12 +79,6 @@ int g_init_fd = -1;
 std::unique_ptr<Writer> g_init_writer;
 std::string g_init_path;
 
-std::uint64_t clock_ns() {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
-}
-
 bool ends_with(const std::string &s, const char *suffix) {
   std::size_t n = std::strlen(suffix);
   return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
@@ -142,7 +137,7 @@ void flush(int engine, Buffer *b) {
 // context's run is never at or before its stop on another engine); its timestamp.
 std::uint64_t push(int engine, Buffer *b, Kind k, std::uint16_t x, std::uint32_t y,
                    std::uint64_t z = 0, std::uint64_t w = 0, std::uint64_t after = 0) {
-  std::uint64_t ts = clock_ns() - g_t0;
+  std::uint64_t ts = now_ns() - g_t0;
   if (ts <= b->last) ts = b->last + 1;
   if (ts <= after) ts = after + 1;
   b->ev[b->n++] = Event{ts, k, x, y, z, w};
@@ -236,7 +231,7 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
     g_writer->begin(&g_out, g_n);
     write_out_locked();
   }
-  g_t0 = clock_ns();
+  g_t0 = now_ns();
   g_session++;
   for (int i = 0; i < g_n; i++) {
     Engine *e = g_rt->engines[i];
@@ -278,7 +273,7 @@ void end_session() {
   // No engine records now, nor will before the next start (TR1): every buffer is ours. A last
   // spark-counter sample each, then every engine stops at one common time.
   for (int i = 0; i < g_n; i++) sample(g_rt->engines[i], g_slots[i].buf);
-  std::uint64_t end = clock_ns() - g_t0;
+  std::uint64_t end = now_ns() - g_t0;
   for (int i = 0; i <= g_n; i++) {
     Buffer *b = i < g_n ? g_slots[i].buf : g_foreign;
     if (b->last + 1 >= end) end = b->last + 2;  // room for a last stop before it

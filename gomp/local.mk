@@ -15,6 +15,9 @@ gomp_libgomp_la_SOURCES = \
 	gomp/target.cpp \
 	gomp/alloc.cpp \
 	gomp/unsupported.cpp
+# The public headers, and the engine's header-only helpers by their path from the top
+# (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
+gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 gomp_libgomp_la_LIBADD = libmrengine.la
 gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \

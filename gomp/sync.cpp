@@ -7,14 +7,12 @@
 #include <sched.h>
 #include <time.h>
 
+#include "engine/cpu_relax.hpp"
 #include "gomp.hpp"
 
 namespace mrg {
-namespace {
 
-inline void cpu_relax() { __builtin_ia32_pause(); }
-
-}  // namespace
+using mr::engine::cpu_relax;
 
 void backoff(unsigned *round) {
   unsigned r = (*round)++;

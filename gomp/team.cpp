@@ -14,6 +14,7 @@
 #include <deque>
 #include <thread>
 
+#include "engine/cpu_relax.hpp"
 #include "gomp.hpp"
 
 namespace mrg {
@@ -257,7 +258,7 @@ void team_barrier(Team *t) {
       if (t->generation.load(std::memory_order_acquire) != g) break;
       // relaxed: a hint to stop spinning; the future's wait orders the rest.
       if (t->cancelled.load(std::memory_order_relaxed)) break;
-      __builtin_ia32_pause();
+      mr::engine::cpu_relax();
     }
     // acquire: as above.
     if (t->generation.load(std::memory_order_acquire) == g) MR_future_wait(&t->bar[g & 1]);
@@ -484,7 +485,7 @@ std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
     m = r->mail.load(std::memory_order_acquire);
     if (m != idle) return m;
     if ((i & 63) == 0 && MR_now() >= until) break;
-    __builtin_ia32_pause();
+    mr::engine::cpu_relax();
   }
   // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
   if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire))
