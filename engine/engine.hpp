@@ -147,7 +147,7 @@ constexpr std::uintptr_t kRunnextBound = 1;
 struct Runtime {
   Params p;
   int n = 0;
-  Shared **engines = nullptr;     // every engine's shared part (its owner's is t_engine)
+  Shared **engines = nullptr;    // every engine's shared part (its owner has it whole)
   Channels channels;             // unbound runnable contexts, by channel (channel.hpp)
   Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;

@@ -285,7 +285,7 @@ Context *steal_rounds(Engine *e) {
 // (doc/performance.md, "Wake latency"). Work (the engine WORKING), or nullptr: the general
 // search follows, with the advice's full rounds.
 Context *take_advised(Engine *e) {
-  if (Shared *v = take_advised_victim(e)) return claim(e, steal_from(e, v, true));
+  if (Shared *v = take_advised_victim(e)) return claim(e, steal_work(e, v));
   Task t;
   if (!pop_injected(e, &t)) return nullptr;
   become_working(e, nullptr);

@@ -33,12 +33,9 @@ Next next_spark(Engine *e, Context *self, Task &t) {
   while (e->deque.pop(t))
     if (keep_spark(t)) return Next::OWN;
   while (self->victim >= 0) {
-    Stolen s = steal_from(e, g_rt->engines[self->victim], false);
-    if (s.got == Loot::SPARK) {
-      t = s.spark;
-      return Next::STOLEN;
-    }
-    if (s.got != Loot::DROPPED) {  // the victim has none left: stop draining it
+    Loot got = steal_from(e, g_rt->engines[self->victim], t, nullptr);
+    if (got == Loot::SPARK) return Next::STOLEN;
+    if (got != Loot::DROPPED) {  // the victim has none left: stop draining it
       self->victim = -1;
       return Next::NONE;
     }

@@ -14,7 +14,7 @@ Shared *take_advised_victim(Engine *e) {
 
 Stolen steal_round(Engine *e) {
   if (Shared *first = take_advised_victim(e)) {
-    Stolen s = steal_from(e, first, true);
+    Stolen s = steal_work(e, first);
     if (s.got == Loot::SPARK || s.got == Loot::CONTEXT) return s;
   }
   const topo::Order &o = e->order;
@@ -23,7 +23,7 @@ Stolen steal_round(Engine *e) {
     unsigned size = static_cast<unsigned>(o.tier_end[k] - b);
     for (unsigned j = 0; j < size; j++) {
       int v = o.victims[static_cast<std::size_t>(b) + (e->search.steal_offset + j) % size];
-      Stolen s = steal_from(e, g_rt->engines[v], true);
+      Stolen s = steal_work(e, g_rt->engines[v]);
       if (s.got == Loot::SPARK || s.got == Loot::CONTEXT) return s;
     }
   }

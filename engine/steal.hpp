@@ -19,7 +19,7 @@ enum class Loot {
   CONTEXT,  // the unbound context of the victim's hand-off slot
 };
 
-// One steal attempt, or one round of them, and where the loot came from.
+// What a steal round got, and from where.
 struct Stolen {
   Loot got = Loot::NONE;
   Task spark;                   // SPARK
@@ -27,14 +27,11 @@ struct Stolen {
   Shared *victim = nullptr;     // the engine it came from (SPARK, CONTEXT)
 };
 
-// Called only by engine e: one steal attempt on engine v: the oldest spark of v's deque, or,
-// with `slot` and that deque empty, the unbound context in v's hand-off slot. Counted in e's
-// counters: every attempt, and as a failure each one that got nothing to run. Inline: a context
-// draining a fan-out (join.cpp) steals once per spark.
-inline Stolen steal_from(Engine *e, Shared *v, bool slot) {
-  Stolen s;
-  s.victim = v;
-  Task &t = s.spark;
+// Called only by engine e: one steal attempt on engine v: the oldest spark of v's deque into t,
+// or, when that deque is empty and `slot` is given, the unbound context in v's hand-off slot
+// into *slot. Counted in e's counters: every attempt, and as a failure each one that got nothing
+// to run. Inline: a context draining a fan-out (join.cpp) steals once per spark.
+inline Loot steal_from(Engine *e, Shared *v, Task &t, Context **slot) {
   bump(e->stats.steal_attempts);
   WsDeque::Steal r = v->deque.steal(t);
   if (r == WsDeque::Steal::EMPTY && slot) {
@@ -46,19 +43,24 @@ inline Stolen steal_from(Engine *e, Shared *v, bool slot) {
     if (x != 0 && (x & kRunnextBound) == 0 &&
         v->runnext.compare_exchange_strong(x, 0, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
-      s.got = Loot::CONTEXT;
-      s.context = reinterpret_cast<Context *>(x);
-      return s;
+      *slot = reinterpret_cast<Context *>(x);
+      return Loot::CONTEXT;
     }
   }
   if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
     bump(e->stats.steal_failures);
-    s.got = r == WsDeque::Steal::TAKEN ? Loot::DROPPED : Loot::NONE;
-    return s;
+    return r == WsDeque::Steal::TAKEN ? Loot::DROPPED : Loot::NONE;
   }
   bump(e->stats.sparks_stolen);
   trace::on_spark_steal(e, v->id);
-  s.got = Loot::SPARK;
+  return Loot::SPARK;
+}
+
+// Called only by engine e: one steal attempt on v that may take v's hand-off slot too.
+inline Stolen steal_work(Engine *e, Shared *v) {
+  Stolen s;
+  s.victim = v;
+  s.got = steal_from(e, v, s.spark, &s.context);
   return s;
 }
 

@@ -10,9 +10,10 @@
 
 namespace mr::engine {
 
-// Is any work visible: a spark on any deque, a context in any channel (the work word) or in
-// self's bound queue (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller
-// has a seq_cst fence right before (P1, P2, P3).
+// Is any work visible: a spark on any deque, an unbound context in another engine's hand-off
+// slot, a context in any channel (the work word), in self's bound queue or in self's own slot
+// (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller has a
+// seq_cst fence right before (P1, P2, P3).
 bool work_visible(const Shared *self);
 
 // Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
