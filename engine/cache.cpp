@@ -69,8 +69,8 @@ void release_context(Engine *e, Context *c) {
 
 void destroy_cached_contexts() {
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) {
-    Engine *e = g_rt->engines[i];
-    if (!e) continue;
+    if (!g_rt->engines[i]) continue;
+    Engine *e = unowned(g_rt->engines[i]);  // its thread has stopped
     for (int k = 0; k < e->n_free_small; k++) context_destroy(e->free_small[k]);
     for (int k = 0; k < e->n_free_regular; k++) context_destroy(e->free_regular[k]);
     e->n_free_small = e->n_free_regular = 0;

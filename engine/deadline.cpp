@@ -22,7 +22,7 @@ namespace {
 // spreads them.
 std::atomic<unsigned> foreign_turn{0};
 
-Engine *home_for_arm(Engine *e) {
+Shared *home_for_arm(Shared *e) {
   if (e) return e;
   return g_rt->engines[foreign_turn.fetch_add(1, std::memory_order_relaxed) %
                        static_cast<unsigned>(g_rt->n)];
@@ -60,7 +60,7 @@ int arm_or_fire(Timer *t, std::uint64_t when, TimerFire fire, void *a, void *b) 
     fire(a, b);
     return 0;
   }
-  Engine *x = home_for_arm(this_engine());
+  Shared *x = home_for_arm(this_engine());
   try {
     if (x->timers.arm(t)) timer_armed(x, when);
   } catch (const std::bad_alloc &) {

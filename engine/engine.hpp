@@ -1,5 +1,6 @@
-// engine.hpp: the records every part of the scheduler shares: an Engine per engine thread, the
-// Runtime of one MR_init, and which engine the calling thread is.
+// engine.hpp: the records every part of the scheduler shares: an engine's two parts (Shared,
+// which any thread reaches, and the whole Engine, which only the engine's own thread is handed),
+// the Runtime of one MR_init, and which engine the calling thread is.
 //
 // Terms (doc/design.md has the protocol with its proofs, P1..P4, D1, J1, which the comments of
 // every file here cite; its "map of the code" lists the files in the order work flows):
@@ -10,6 +11,8 @@
 //   context    a fiber that runs tasks (context.hpp); it switches to the scheduler, or straight
 //              to another context, when it suspends or finishes (switch.hpp).
 //   census     how many engines search for work and how many sleep (sleep.hpp, Census).
+//   owner      an engine's own thread. A function that takes an `Engine *` is called only by
+//              that engine's owner; one that takes a `Shared *` may be handed any engine.
 #ifndef MR_ENGINE_ENGINE_HPP
 #define MR_ENGINE_ENGINE_HPP
 
@@ -44,38 +47,26 @@ inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itsel
 struct Backup;
 struct IoEngine;
 
-struct Engine {
-  explicit Engine(int i) : id(i) {}
-
-  const int id;
-  // ---- owner only (the engine's own thread) ----
-  Context *current = nullptr;    // the context running on this engine
-  boost::context::fiber sched;   // the scheduler's continuation while a context runs
-  san::Fiber sched_san;          // the scheduler's stack, for the sanitizers (sanitizer.hpp)
-  boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
-  Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
-  bool holds_search_unit = false;  // this engine owns one searching unit of the census
+// One engine's searching state (idle.cpp, steal.cpp): what it holds of the census and where it
+// looks. Owner only.
+struct Search {
+  bool holds_unit = false;       // this engine owns one searching unit of the census
   bool woken_for_work = false;   // woken by advice or poll and has not found work yet
+  bool advised = false;          // woken by WORKSTEAL_ADVICE and not searched since
   int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
   unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
   int spin_budget = 1;           // steal rounds of its next own search (idle.cpp); set at start
-  // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
-  // level the channel taken from last (channels of one level alternate).
-  int rr_level = 0;
-  std::uint64_t rr_since = 0;
-  signed char last_channel[kLevels] = {};
-  // Per-channel time: the channel of the context running now (-1: none) and since when; the
-  // counts of contexts run and ns run per channel (owner-written, MR_channel_stats sums them).
-  int run_channel = -1;
-  std::uint64_t run_since = 0;
-  std::atomic<std::uint64_t> channel_runs[kMaxChannels]{};
-  std::atomic<std::uint64_t> channel_ns[kMaxChannels]{};
-  bool search_advised = false;   // woken by WORKSTEAL_ADVICE and not searched since
-  unsigned handoffs = 0;         // direct switches to `runnext` since the scheduler last ran
-  topo::Order order;             // victims (and engines to wake for work here), tier by tier
-  Context *free_small[kCacheMax];    // the engine's free-context cache (cache.cpp)
-  Context *free_regular[kCacheMax];
-  int n_free_small = 0, n_free_regular = 0;
+};
+
+// The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
+// timer takers, the statistics and the shutdowns read or write. Each hot word that other
+// threads write is on a line of its own.
+struct Shared {
+  explicit Shared(int i) : id(i), timers{i} {}
+
+  const int id;
+  topo::Order order;             // victims (and engines to wake for work here), tier by tier;
+                                 // written at start, before the engine's thread exists
   pthread_t thread{};
   // Lazy engines: the first to exchange start_claimed to true creates the thread (a waker that
   // delivered a notification to the engine, or stop(), which then creates none). acq_rel.
@@ -83,17 +74,17 @@ struct Engine {
   // Set (release) once `thread` is written, by whoever created it; stop() joins after an
   // acquire load.
   std::atomic<bool> thread_started{false};
-  bool start_asleep = false;     // lazy: the thread begins by consuming its wake-up (set at start)
   // The PU this engine is bound to, or -1. Written (release) by the engine's thread once it is
   // bound; read (acquire) by anyone. An engine that has not started yet reports -1.
   std::atomic<int> pu{-1};
-  int planned_pu = -1;           // from the pinning plan; -1 for none
-  Counters stats;
-  overflow::AltStack altstack;   // the engine thread's alternate signal stack
-  // ---- shared ----
   WsDeque deque;                 // owner pushes/pops; thieves steal
   MR_EngineView view{};          // what generated code reads inline (set in start; then only
-                                 // its `channel`, by the owner at each switch)
+                                 // its `channel`, by the owner at each switch, and `slow`)
+  // Owner-written, read by anyone (MR_stats_get, MR_channel_stats sum them): the counters, and
+  // per channel the counts of contexts run and ns run.
+  Counters stats;
+  std::atomic<std::uint64_t> channel_runs[kMaxChannels]{};
+  std::atomic<std::uint64_t> channel_ns[kMaxChannels]{};
   alignas(64) SleepSync sleep;   // the sleep-sync record
   // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
@@ -101,7 +92,7 @@ struct Engine {
   alignas(64) RunQueue bound;    // contexts bound to this engine
   // Timers armed on this engine (timer.hpp), and the deadline of its current timed wait (kNever
   // while it is not in one): relaxed, ordered by the fences of TM1 (doc/design.md, "Timers").
-  alignas(64) TimerHeap timers{id};
+  alignas(64) TimerHeap timers;
   std::atomic<std::uint64_t> wait_deadline{kNever};
   // The hand-off slot: the context that a context running here made runnable last (a future
   // signal, a join's last arrival), which this engine runs next, at the running context's next
@@ -110,6 +101,42 @@ struct Engine {
   // unbound one (CAS) when the engine's deque is empty; see section 6 of doc/design.md.
   alignas(64) std::atomic<std::uintptr_t> runnext{0};
 };
+
+// The whole engine: its shared part and what only its own thread touches. Only that thread's
+// code is handed an Engine (t_engine, this_engine(), the scheduler's and the switches'
+// parameters); other threads reach an engine through Runtime::engines, as a Shared, so the
+// compiler refuses them the fields below. Those start on a line of their own, away from the
+// words other threads write.
+struct Engine : Shared {
+  explicit Engine(int i) : Shared(i) {}
+
+  alignas(64) Context *current = nullptr;  // the context running on this engine
+  Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
+  unsigned handoffs = 0;         // direct switches to `runnext` since the scheduler last ran
+  Search search;
+  // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
+  // level the channel taken from last (channels of one level alternate).
+  int rr_level = 0;
+  std::uint64_t rr_since = 0;
+  signed char last_channel[kLevels] = {};
+  // Per-channel time: the channel of the context running now (-1: none) and since when.
+  int run_channel = -1;
+  std::uint64_t run_since = 0;
+  boost::context::fiber sched;   // the scheduler's continuation while a context runs
+  san::Fiber sched_san;          // the scheduler's stack, for the sanitizers (sanitizer.hpp)
+  boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
+  Context *free_small[kCacheMax];    // the engine's free-context cache (cache.cpp)
+  Context *free_regular[kCacheMax];
+  int n_free_small = 0, n_free_regular = 0;
+  bool start_asleep = false;     // lazy: the thread begins by consuming its wake-up (set at start)
+  int planned_pu = -1;           // from the pinning plan; -1 for none
+  overflow::AltStack altstack;   // the engine thread's alternate signal stack
+};
+
+// The whole record of engine s, for the code that makes, starts and frees engines
+// (lifecycle.cpp) and drains their caches at the end (cache.cpp): only while no thread owns it,
+// before its thread starts or after it has stopped, and by the thread body it is handed to.
+inline Engine *unowned(Shared *s) { return static_cast<Engine *>(s); }
 
 // runnext's tag: the context is bound to the slot's engine (thieves leave it; they can tell
 // without reading the context, which the owner may already have run and freed).
@@ -120,7 +147,7 @@ constexpr std::uintptr_t kRunnextBound = 1;
 struct Runtime {
   Params p;
   int n = 0;
-  Engine **engines = nullptr;
+  Shared **engines = nullptr;    // every engine's shared part (its owner has it whole)
   Channels channels;             // unbound runnable contexts, by channel (channel.hpp)
   Injector injector;             // sparks from threads that are not engines (P1 covers it)
   Census census;
@@ -204,7 +231,7 @@ bool running();
 int num_engines();
 
 // -1 for nullptr (a thread that is not an engine).
-inline int engine_id(const Engine *e) { return e ? e->id : -1; }
+inline int engine_id(const Shared *e) { return e ? e->id : -1; }
 
 // The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
@@ -212,7 +239,7 @@ int engine_cpu(int e);
 // Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
 // the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence
 // before (P1, P3), and one that finds them stale looks again later.
-inline bool queued_work_maybe(const Engine *e) {
+inline bool queued_work_maybe(const Shared *e) {
   // relaxed runnext load: as the work word, a hint ordered by the caller's fence.
   return g_rt->channels.work() != 0 || g_rt->injector.maybe_nonempty() ||
          (e && (e->bound.maybe_nonempty() || e->runnext.load(std::memory_order_relaxed) != 0));

@@ -1,9 +1,9 @@
 // idle.cpp: the scheduler loop and the idle loop (idle.hpp). Everything here runs on one
-// engine's own thread and shares that engine's owner-only fields (holds_search_unit,
-// woken_for_work, advised_victim, spin_budget, search_advised, steal_offset).
+// engine's own thread and is handed that Engine, whose search state (Engine::search) it keeps.
 //
 // The idle loop (find_work), in order: the engine's own sources in the policy's order (its bound
-// queue, the channels, its hand-off slot, its own deque, the injector: take_local), then (CAS IDLE->STEALING) bounded steal rounds, then (CAS
+// queue, the channels, its hand-off slot, its own deque, the injector: take_local), then (CAS
+// IDLE->STEALING) bounded steal rounds (each a steal_round of steal.hpp), then (CAS
 // STEALING->SLEEPING) a last look at all work after announcing itself as a sleeper, then the
 // semaphore. An engine woken with work-steal advice first looks where the notifier saw the work
 // (take_advised), then goes round the loop.
@@ -22,6 +22,7 @@
 #include "fatal.hpp"
 #include "io_wait.hpp"
 #include "policy.hpp"
+#include "steal.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
@@ -60,8 +61,8 @@ bool engine_cas(SleepSync &s, State *seen) {
 
 // Called only by engine e: give back its searching unit if it holds one.
 void stop_searching(Engine *e) {
-  if (!e->holds_search_unit) return;
-  e->holds_search_unit = false;
+  if (!e->search.holds_unit) return;
+  e->search.holds_unit = false;
   give_back_unit(e->id);
 }
 
@@ -101,11 +102,11 @@ void leave_idle(Engine *e) {
 }
 
 // Called only by engine e, now WORKING: it found work, so it stops counting as a searcher.
-void after_found_work(Engine *e, const Engine *victim) {
-  e->woken_for_work = false;
-  e->search_advised = false;  // the advice is used up, however the work was found
-  if (!e->holds_search_unit) return;
-  e->holds_search_unit = false;
+void after_found_work(Engine *e, const Shared *victim) {
+  e->search.woken_for_work = false;
+  e->search.advised = false;  // the advice is used up, however the work was found
+  if (!e->search.holds_unit) return;
+  e->search.holds_unit = false;
   // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
   if (victim && victim->deque.size_estimate() > 0 &&
       Census::sleeping(g_rt->census.load()) != 0 && wake_one_with_unit(victim->id))
@@ -114,7 +115,7 @@ void after_found_work(Engine *e, const Engine *victim) {
 }
 
 // Called only by engine e, in IDLE or STEALING, with work in hand.
-void become_working(Engine *e, const Engine *victim) {
+void become_working(Engine *e, const Shared *victim) {
   leave_idle(e);
   after_found_work(e, victim);
 }
@@ -210,34 +211,17 @@ Context *take_local(Engine *e) {
   }
 }
 
-// Called only by engine e in STEALING: one steal attempt on v; work (the engine WORKING) or
-// nullptr.
-Context *try_steal(Engine *e, Engine *v) {
-  Task t;
-  bump(e->stats.steal_attempts);
-  WsDeque::Steal r = v->deque.steal(t);
-  if (r == WsDeque::Steal::EMPTY) {
-    // No spark there: the context v would run next, if it may run elsewhere (v is busy with
-    // another one, and may be for long).
-    // acquire: pairs with the release of whoever put it there (its saved continuation, J1).
-    std::uintptr_t x = v->runnext.load(std::memory_order_acquire);
-    // CAS acquire (as the load) on success; relaxed on failure (someone else took it).
-    if (x != 0 && (x & kRunnextBound) == 0 &&
-        v->runnext.compare_exchange_strong(x, 0, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
-      become_working(e, v);
-      return reinterpret_cast<Context *>(x);
-    }
+// Called only by engine e in STEALING: what a steal got becomes its work (the engine WORKING),
+// or nullptr if it got none.
+Context *claim(Engine *e, const Stolen &s) {
+  if (s.got == Loot::CONTEXT) {
+    become_working(e, s.victim);
+    return s.context;
   }
-  if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
-    bump(e->stats.steal_failures);
-    return nullptr;
-  }
-  bump(e->stats.sparks_stolen);
-  trace::on_spark_steal(e, v->id);
-  become_working(e, v);
-  Context *c = context_for_spark(e, t);
-  c->victim = v->id;
+  if (s.got != Loot::SPARK) return nullptr;
+  become_working(e, s.victim);
+  Context *c = context_for_spark(e, s.spark);
+  c->victim = s.victim->id;
   return c;
 }
 
@@ -253,22 +237,8 @@ constexpr int kRoundPauses = 8;
 // pauses. Work (the engine WORKING), or nullptr when the rounds are spent, or when a
 // notification or the shutdown flag cut them short (*interrupted set).
 Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
-  const topo::Order &o = e->order;
   for (int r = 0; r < rounds; r++) {
-    // The advised victim first, then tier by tier, each tier from a rotating offset.
-    if (int first = e->advised_victim; first >= 0) {
-      e->advised_victim = -1;
-      if (Context *c = try_steal(e, g_rt->engines[first])) return c;
-    }
-    for (int k = 0; k < topo::kTiers; k++) {
-      int b = o.tier_begin(k);
-      unsigned size = static_cast<unsigned>(o.tier_end[k] - b);
-      for (unsigned j = 0; j < size; j++) {
-        int v = o.victims[static_cast<std::size_t>(b) + (e->steal_offset + j) % size];
-        if (Context *c = try_steal(e, g_rt->engines[v])) return c;
-      }
-    }
-    e->steal_offset++;
+    if (Context *c = claim(e, steal_round(e))) return c;
     if (queued_work_maybe(e)) {
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);
@@ -289,22 +259,22 @@ Context *steal_rounds_of(Engine *e, int rounds, bool *interrupted) {
 // Adaptive spinning. A search the engine starts on its own after running out of work is a bet
 // that work will appear: if it finds nothing in all its rounds, the engine's next such search
 // gets half as many (down to 1); if it finds work, the full --spin-rounds again. A search after
-// WORKSTEAL_ADVICE (search_advised) has been told that work is there: it always gets the full
+// WORKSTEAL_ADVICE (search.advised) has been told that work is there: it always gets the full
 // rounds and does not count. (A polling build's time-out is no such news: its search is the
 // engine's own.) An engine fed one job at a time (a trickle) thus stops paying for a spin that
 // never pays off, while one whose spins find work keeps them. Called only by engine e.
 Context *steal_rounds(Engine *e) {
   const int full = full_spin_rounds();
   bool interrupted = false;
-  if (e->search_advised) {
-    e->search_advised = false;
+  if (e->search.advised) {
+    e->search.advised = false;
     return steal_rounds_of(e, full, &interrupted);
   }
-  Context *c = steal_rounds_of(e, e->spin_budget, &interrupted);
+  Context *c = steal_rounds_of(e, e->search.spin_budget, &interrupted);
   if (c)
-    e->spin_budget = full;
+    e->search.spin_budget = full;
   else if (!interrupted)
-    e->spin_budget = e->spin_budget > 1 ? e->spin_budget / 2 : 1;
+    e->search.spin_budget = e->search.spin_budget > 1 ? e->search.spin_budget / 2 : 1;
   return c;
 }
 
@@ -315,10 +285,7 @@ Context *steal_rounds(Engine *e) {
 // (doc/performance.md, "Wake latency"). Work (the engine WORKING), or nullptr: the general
 // search follows, with the advice's full rounds.
 Context *take_advised(Engine *e) {
-  if (int v = e->advised_victim; v >= 0) {
-    e->advised_victim = -1;
-    return try_steal(e, g_rt->engines[v]);
-  }
+  if (Shared *v = take_advised_victim(e)) return claim(e, steal_work(e, v));
   Task t;
   if (!pop_injected(e, &t)) return nullptr;
   become_working(e, nullptr);
@@ -347,13 +314,13 @@ Next handle_notification(Engine *e, Context **run) {
       return Next::LOOK;
     case Action::WORKSTEAL_ADVICE:
       // Only ever delivered to a sleeper, together with a searching unit (Census).
-      MR_CHECK(!e->holds_search_unit, "work-steal advice to an engine that was searching");
+      MR_CHECK(!e->search.holds_unit, "work-steal advice to an engine that was searching");
       engine_store<State::NOTIFIED, State::STEALING>(s);
-      e->holds_search_unit = true;
-      e->woken_for_work = true;
-      e->search_advised = true;
-      e->advised_victim = static_cast<int>(reinterpret_cast<std::intptr_t>(d));
-      if (e->advised_victim == e->id) e->advised_victim = -1;
+      e->search.holds_unit = true;
+      e->search.woken_for_work = true;
+      e->search.advised = true;
+      e->search.advised_victim = static_cast<int>(reinterpret_cast<std::intptr_t>(d));
+      if (e->search.advised_victim == e->id) e->search.advised_victim = -1;
       return Next::LOOK;
     case Action::SHUTDOWN:
       return Next::EXIT;
@@ -397,7 +364,7 @@ Next wait_for_wake(Engine *e) {
   // Not woken by a post we consumed: leave SLEEPING ourselves, as on a polling time-out, unless
   // a notifier got there first.
   if (how == Parked::EARLY && leave_sleeping(e)) {
-    e->woken_for_work = true;
+    e->search.woken_for_work = true;
     return Next::LOOK_FROM_WORKING;
   }
   // NOTIFIED. The semaphore counts: take the notifier's post now (it may still be on its way),
@@ -423,10 +390,10 @@ Next fall_asleep(Engine *e) {
   e->sleep_stamp.store(g_rt->sleep_clock.fetch_add(1, std::memory_order_relaxed) + 1,
                        std::memory_order_relaxed);
   pthread_mutex_unlock(&s.wake_lock);
-  e->holds_search_unit = false;
-  if (e->woken_for_work) {
+  e->search.holds_unit = false;
+  if (e->search.woken_for_work) {
     bump(e->stats.spurious_wakeups);
-    e->woken_for_work = false;
+    e->search.woken_for_work = false;
   }
   // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -442,7 +409,10 @@ Context *find_work(Engine *e) {
   // A lazy engine's thread starts SLEEPING with its first notification already delivered.
   bool asleep = e->start_asleep;
   e->start_asleep = false;
-  if (asleep) MR_CHECK(wait_for_wake(e) == Next::LOOK, "a lazy engine started without a wake-up");
+  if (asleep) {
+    Next n = wait_for_wake(e);
+    MR_CHECK(n == Next::LOOK, "a lazy engine started without a wake-up");
+  }
   for (;;) {
     if (!asleep) {
       engine_store<State::WORKING, State::IDLE>(s);
@@ -466,7 +436,7 @@ Context *find_work(Engine *e) {
           leaving = true;
           break;
         }
-        if (e->search_advised)  // just woken with work-steal advice
+        if (e->search.advised)  // just woken with work-steal advice
           if (Context *w = take_advised(e)) return w;
       }
       if (g_rt->shutdown.load(std::memory_order_acquire)) {
@@ -480,14 +450,14 @@ Context *find_work(Engine *e) {
         return c;
       }
       State cur = s.state.load(std::memory_order_acquire);
-      if (cur != State::IDLE && !e->holds_search_unit) continue;  // notified meanwhile
+      if (cur != State::IDLE && !e->search.holds_unit) continue;  // notified meanwhile
       if (cur == State::IDLE) {
         // Fails only on BUSY or NOTIFIED: the loop top waits it out or handles it.
         if (!engine_cas<State::IDLE, State::STEALING>(s, &cur)) continue;
         g_rt->census.add_searcher();
-        e->holds_search_unit = true;
+        e->search.holds_unit = true;
       }
-      MR_CHECK(e->holds_search_unit, "an engine is stealing without a searching unit");
+      MR_CHECK(e->search.holds_unit, "an engine is stealing without a searching unit");
       if (g_rt->n > 1) {
         if (Context *c = steal_rounds(e)) return c;
       } else if (queued_work_maybe(e)) {

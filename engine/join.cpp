@@ -7,6 +7,7 @@
 #include "close.hpp"
 #include "fatal.hpp"
 #include "policy.hpp"
+#include "steal.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
 
@@ -22,8 +23,8 @@ constexpr const char *kTooManyBranches =
 // engine's own, else (for a context whose spark was stolen) another from the same victim, so that
 // a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
 // context of its level or above waits (contexts come first at a level). Called only by context
-// self on engine e. A stolen spark is counted here; one of the engine's own is counted by
-// take_task when it runs, since the caller may put it back instead.
+// self on engine e. A stolen spark is counted as it is stolen (steal.hpp); one of the engine's
+// own is counted by take_task when it runs, since the caller may put it back instead.
 enum class Next { NONE, OWN, STOLEN };
 Next next_spark(Engine *e, Context *self, Task &t) {
   if (e->bound.maybe_nonempty() ||
@@ -32,16 +33,12 @@ Next next_spark(Engine *e, Context *self, Task &t) {
   while (e->deque.pop(t))
     if (keep_spark(t)) return Next::OWN;
   while (self->victim >= 0) {
-    bump(e->stats.steal_attempts);
-    if (g_rt->engines[self->victim]->deque.steal(t) != WsDeque::Steal::TAKEN) {
-      bump(e->stats.steal_failures);
+    Loot got = steal_from(e, g_rt->engines[self->victim], t, nullptr);
+    if (got == Loot::SPARK) return Next::STOLEN;
+    if (got != Loot::DROPPED) {  // the victim has none left: stop draining it
       self->victim = -1;
       return Next::NONE;
     }
-    if (!keep_spark(t)) continue;
-    bump(e->stats.sparks_stolen);
-    trace::on_spark_steal(e, self->victim);
-    return Next::STOLEN;
   }
   return Next::NONE;
 }

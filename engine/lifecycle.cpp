@@ -41,7 +41,7 @@ void pin_self(Engine *e) {
 
 // The thread of engines 1..N-1 (Runtime::engine_thread).
 void *engine_main(void *arg) {
-  auto *e = static_cast<Engine *>(arg);
+  Engine *e = unowned(static_cast<Shared *>(arg));  // handed to this thread, its owner
   san::init_thread(e->sched_san);  // the scheduler runs on the thread's own stack
   (void)overflow::altstack_on(e->altstack);
   set_current(e);
@@ -59,7 +59,7 @@ void destroy_runtime() {
   trace::close_at_exit();
   destroy_cached_contexts();
   io_stop(g_rt);
-  for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
+  for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete unowned(g_rt->engines[i]);
   delete[] g_rt->engines;
   topo::release(&g_rt->place);
   if (g_rt->started_init) sem_destroy(&g_rt->started);
@@ -79,7 +79,7 @@ void notify_shutdown() {
 // right now. Called only after the shutdown flag is set.
 void retire_lazy_engines() {
   for (int i = 1; g_rt->p.lazy_engines && i < g_rt->n; i++) {
-    Engine *x = g_rt->engines[i];
+    Shared *x = g_rt->engines[i];
     if (x->start_claimed.exchange(true, std::memory_order_acq_rel)) {
       // A waker claimed it: its pthread_create is done or about to be (or it stops the process).
       while (!x->thread_started.load(std::memory_order_acquire)) sched_yield();
@@ -112,7 +112,7 @@ void stop_engine_threads() {
   retire_lazy_engines();
   notify_shutdown();
   for (int i = 1; i < g_rt->n; i++) {
-    Engine *x = g_rt->engines[i];
+    Shared *x = g_rt->engines[i];
     // acquire: pairs with the creator's release store after pthread_create wrote x->thread.
     if (x->thread_started.load(std::memory_order_acquire)) pthread_join(x->thread, nullptr);
   }
@@ -204,20 +204,21 @@ int start(const Params &p, std::string *err) {
     return MR_ENOMEM;
   }
   g_rt->started_init = true;
-  g_rt->engines = new (std::nothrow) Engine *[static_cast<std::size_t>(g_rt->n)]();
+  g_rt->engines = new (std::nothrow) Shared *[static_cast<std::size_t>(g_rt->n)]();
   if (!g_rt->engines) {
     destroy_runtime();
     return MR_ENOMEM;
   }
   for (int i = 0; i < g_rt->n; i++) {
-    g_rt->engines[i] = new (std::nothrow) Engine(i);
-    if (!g_rt->engines[i]) {
+    Engine *e = new (std::nothrow) Engine(i);
+    g_rt->engines[i] = e;
+    if (!e) {
       destroy_runtime();
       return MR_ENOMEM;
     }
-    g_rt->engines[i]->spin_budget = full_spin_rounds();
-    g_rt->engines[i]->sleep.park = p.park;
-    g_rt->engines[i]->sleep.id = i;
+    e->search.spin_budget = full_spin_rounds();
+    e->sleep.park = p.park;
+    e->sleep.id = i;
   }
   if (p.fd_waits) {
     if (int rc = io_start(g_rt); rc != 0) {
@@ -230,7 +231,7 @@ int start(const Params &p, std::string *err) {
     destroy_runtime();
     return rc;
   }
-  Engine *e0 = g_rt->engines[0];
+  Engine *e0 = unowned(g_rt->engines[0]);  // the caller becomes its owner
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
   g_rt->primordial.bound = 0;
@@ -239,7 +240,7 @@ int start(const Params &p, std::string *err) {
   try {
     topo::place(&g_rt->place, g_rt->n, p.pinning, p.quiet);
     for (int i = 0; i < g_rt->n; i++) {
-      g_rt->engines[i]->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
+      unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
       g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
     e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
@@ -256,7 +257,7 @@ int start(const Params &p, std::string *err) {
     return MR_ENOMEM;
   }
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *e = g_rt->engines[i];
+    Shared *e = g_rt->engines[i];
     e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
     e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
     e->view.spark_threshold = static_cast<AO_t>(p.granularity_factor) * static_cast<AO_t>(g_rt->n);
@@ -275,7 +276,7 @@ int start(const Params &p, std::string *err) {
     // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
     // (wake.cpp). They count as sleepers, so the post-work check (P1) wakes them.
     for (int i = 1; i < g_rt->n; i++) {
-      g_rt->engines[i]->start_asleep = true;
+      unowned(g_rt->engines[i])->start_asleep = true;
       g_rt->engines[i]->sleep.state.store(State::SLEEPING, std::memory_order_relaxed);
     }
     g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
@@ -285,7 +286,7 @@ int start(const Params &p, std::string *err) {
   g_running.store(true, std::memory_order_release);
   int created = 1;
   for (int i = 1; i < g_rt->n && !p.lazy_engines; i++) {
-    Engine *e = g_rt->engines[i];
+    Shared *e = g_rt->engines[i];
     int rc = pthread_create(&e->thread, nullptr, engine_main, e);
     if (rc != 0) {
       if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +

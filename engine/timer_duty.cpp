@@ -13,14 +13,14 @@ namespace {
 
 // Wake engine v (SLEEPING) so that it computes its wait again. CONTEXT_ADVICE: a sleeper takes
 // it under its wake lock and goes back to the top of its idle loop. Any thread.
-bool rewake(Engine *v) {
+bool rewake(Shared *v) {
   return notify_engine(v, Action::CONTEXT_ADVICE, nullptr) == Sent::DELIVERED;
 }
 
 // Engine x's earliest deadline d must be answered for: x itself if it is not WORKING, else a
 // sleeper whose wait ends by d + grace (or any engine that is awake and not working, which passes
 // the top of its idle loop).
-void cover(Engine *x, std::uint64_t d) {
+void cover(Shared *x, std::uint64_t d) {
   // seq_cst fence: proof TM1 (the deadline is published, or x is WORKING; then the sleepers'
   // states and wait deadlines are read).
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -33,7 +33,7 @@ void cover(Engine *x, std::uint64_t d) {
   if (st != State::WORKING) return;  // it passes the top of its idle loop (timers_idle) soon
   const std::uint64_t by = add_saturating(d, kTakeoverGraceNs);
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *v = g_rt->engines[i];
+    Shared *v = g_rt->engines[i];
     if (v == x) continue;
     State vs = v->sleep.state.load(std::memory_order_relaxed);
     if (vs != State::SLEEPING) {
@@ -43,7 +43,7 @@ void cover(Engine *x, std::uint64_t d) {
     if (v->wait_deadline.load(std::memory_order_relaxed) <= by) return;
   }
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *v = g_rt->engines[i];
+    Shared *v = g_rt->engines[i];
     if (v != x && v->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING && rewake(v))
       return;
   }
@@ -55,7 +55,7 @@ void cover(Engine *x, std::uint64_t d) {
 void timers_idle(Engine *e) {
   std::uint64_t soonest = e->timers.earliest();
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *v = g_rt->engines[i];
+    Shared *v = g_rt->engines[i];
     if (v != e) {
       std::uint64_t w = v->timers.earliest();
       if (w != kNever) w = add_saturating(w, kTakeoverGraceNs);
@@ -68,7 +68,7 @@ void timers_idle(Engine *e) {
   if (e->timers.earliest() <= now)
     for (int k = e->timers.fire_due(now); k > 0; k--) bump(e->stats.timers_fired);
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *v = g_rt->engines[i];
+    Shared *v = g_rt->engines[i];
     if (v != e && add_saturating(v->timers.earliest(), kTakeoverGraceNs) <= now)
       for (int k = v->timers.fire_due(now); k > 0; k--) bump(e->stats.timers_taken);
   }
@@ -79,12 +79,12 @@ void timers_working(Engine *e) {
   if (d != kNever) cover(e, d);
 }
 
-void timer_armed(Engine *x, std::uint64_t when) { cover(x, when); }
+void timer_armed(Shared *x, std::uint64_t when) { cover(x, when); }
 
 std::uint64_t timers_wait_deadline(Engine *e) {
   std::uint64_t w = e->timers.earliest();
   for (int i = 0; i < g_rt->n; i++) {
-    Engine *v = g_rt->engines[i];
+    Shared *v = g_rt->engines[i];
     // relaxed: after the sleep fence (TM1).
     if (v != e && v->sleep.state.load(std::memory_order_relaxed) == State::WORKING) {
       std::uint64_t d = v->timers.earliest();

@@ -31,7 +31,7 @@ void timers_working(Engine *e);
 // After a timer with deadline `when` became the earliest of engine x's heap, armed by a thread
 // that will not suspend at once: make sure x, or a sleeper if x works, answers for it (TM1). Any
 // thread.
-void timer_armed(Engine *x, std::uint64_t when);
+void timer_armed(Shared *x, std::uint64_t when);
 
 // Called only by engine e, SLEEPING, right before its wait (after the sleep fence): the deadline
 // of that wait (its own earliest timer; a WORKING engine's earliest plus the grace), also stored

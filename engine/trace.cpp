@@ -152,11 +152,11 @@ std::uint32_t new_tid(const Engine *e, Buffer *b) {
   return ++b->tasks * static_cast<std::uint32_t>(g_n) + static_cast<std::uint32_t>(e->id) + 1;
 }
 
-std::uint64_t created_of(const Engine *e) {
+std::uint64_t created_of(const Shared *e) {
   return e->stats.sparks_pushed.load(std::memory_order_relaxed) +
          e->stats.sparks_injected.load(std::memory_order_relaxed);
 }
-std::uint64_t run_of(const Engine *e) {
+std::uint64_t run_of(const Shared *e) {
   return e->stats.sparks_run_local.load(std::memory_order_relaxed) +
          e->stats.sparks_stolen.load(std::memory_order_relaxed) +
          e->stats.sparks_injected.load(std::memory_order_relaxed);
@@ -165,7 +165,7 @@ std::uint64_t run_of(const Engine *e) {
 // A spark-counter sample of engine e into b: the counters since the trace began and the
 // sparks on its deque. (Sparks injected by threads that are not engines count as created and
 // run by the engine that ran them.)
-void sample(Engine *e, Buffer *b) {
+void sample(const Shared *e, Buffer *b) {
   std::uint64_t created = created_of(e), run = run_of(e);
   std::uint64_t c = created >= b->base_created ? created - b->base_created : 0;
   std::uint64_t r = run >= b->base_run ? run - b->base_run : 0;
@@ -234,7 +234,7 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
   g_t0 = now_ns();
   g_session++;
   for (int i = 0; i < g_n; i++) {
-    Engine *e = g_rt->engines[i];
+    Shared *e = g_rt->engines[i];
     Buffer *b = bufs[static_cast<std::size_t>(i)];
     b->base_created = created_of(e);
     b->base_run = run_of(e);

@@ -13,9 +13,9 @@
 
 namespace mr::engine {
 
-bool work_visible(const Engine *self) {
+bool work_visible(const Shared *self) {
   for (int i = 0; i < g_rt->n; i++) {
-    const Engine *x = g_rt->engines[i];
+    const Shared *x = g_rt->engines[i];
     if (x->deque.size_estimate() > 0) return true;
     // relaxed, as the rest (the caller's fence): another engine's hand-off slot is work here
     // unless it is bound there.
@@ -29,7 +29,7 @@ namespace {
 
 // After a notification was delivered to engine t: if t is lazy and has no thread yet, create it
 // (its first act is to consume the notification). Any thread.
-void ensure_started(Engine *t) {
+void ensure_started(Shared *t) {
   // relaxed pre-check: start_claimed only goes false->true; the exchange decides.
   if (!g_rt->p.lazy_engines || t->start_claimed.load(std::memory_order_relaxed)) return;
   if (t->start_claimed.exchange(true, std::memory_order_acq_rel)) return;
@@ -41,7 +41,7 @@ void ensure_started(Engine *t) {
 
 }  // namespace
 
-Sent wake_engine(Engine *t, Action a, void *data) {
+Sent wake_engine(Shared *t, Action a, void *data) {
   Sent r = try_wake_engine(t->sleep, g_rt->census, a, data);
   if (r == Sent::DELIVERED) {
     trace::on_notify_sent(t->id, a);
@@ -50,7 +50,7 @@ Sent wake_engine(Engine *t, Action a, void *data) {
   return r;
 }
 
-Sent notify_engine(Engine *t, Action a, void *data) {
+Sent notify_engine(Shared *t, Action a, void *data) {
   Sent r = try_notify_engine(t->sleep, g_rt->census, a, data);
   if (r == Sent::DELIVERED) {
     trace::on_notify_sent(t->id, a);
@@ -65,7 +65,7 @@ bool wake_one_with_unit(int origin) {
   Engine *self = t_engine;
   const topo::Order &o = origin >= 0 ? g_rt->engines[origin]->order : g_rt->place.any;
   auto sleeping = [self](int v) {
-    const Engine *x = g_rt->engines[v];
+    const Shared *x = g_rt->engines[v];
     // relaxed: only a hint to skip the lock; try_wake_engine decides under it.
     return x != self && x->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING;
   };
@@ -152,7 +152,7 @@ void enqueue(Context *c) {
     work_posted(self ? self->id : -1);
     return;
   }
-  Engine *t = g_rt->engines[c->bound];
+  Shared *t = g_rt->engines[c->bound];
   if (t == self) {  // its own engine (MR_yield): it looks at its bound queue before it sleeps
     t->bound.push(c);
     return;

@@ -10,10 +10,11 @@
 
 namespace mr::engine {
 
-// Is any work visible: a spark on any deque, a context in any channel (the work word) or in
-// self's bound queue (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller
-// has a seq_cst fence right before (P1, P2, P3).
-bool work_visible(const Engine *self);
+// Is any work visible: a spark on any deque, an unbound context in another engine's hand-off
+// slot, a context in any channel (the work word), in self's bound queue or in self's own slot
+// (self may be nullptr), a spark in the injector? Any thread. Relaxed loads: every caller has a
+// seq_cst fence right before (P1, P2, P3).
+bool work_visible(const Shared *self);
 
 // Hand a searching unit the caller owns to a sleeping engine, with WORKSTEAL_ADVICE naming
 // `origin` (the engine where work is, or -1). Returns false if no engine was asleep. Any thread.
@@ -27,8 +28,8 @@ void give_back_unit(int origin);
 // Deliver a notification to engine t: try_wake_engine (SLEEPING only) or try_notify_engine
 // (following kDelivery), and start t's thread if t is a lazy engine that has none yet. Any
 // thread.
-Sent wake_engine(Engine *t, Action a, void *data);
-Sent notify_engine(Engine *t, Action a, void *data);
+Sent wake_engine(Shared *t, Action a, void *data);
+Sent notify_engine(Shared *t, Action a, void *data);
 
 // The slow half of the post-work check (work_posted, and the inline fork of mrengine.h): engines
 // sleep and none searches, so claim a searching unit and wake a sleeper with it. Any thread.

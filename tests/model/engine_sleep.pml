@@ -253,7 +253,7 @@ inline after_found(i, victim) {
 }
 
 proctype engine(byte i) {
-  bool unit = false;   /* Engine::holds_search_unit */
+  bool unit = false;   /* Engine::search.holds_unit */
   byte k, old, r, v;
   bool claimed, got;
   byte victim;
