@@ -98,7 +98,7 @@ typedef void (*MR_UnparkFn)(void *ctx, int engine);
 
 typedef struct MR_Config {
   size_t size;               /* sizeof(MR_Config), set by MR_config_default */
-  unsigned flags;            /* MR_CONFIG_* bits */
+  unsigned flags;            /* MR_CONFIG_* bits; any other bit: MR_EINVAL */
   int engines;               /* number of engines; 0 = the PUs this process may run on */
   int spin_rounds;           /* steal rounds an idle engine makes before it sleeps (>= 0) */
   size_t stack_size;         /* bytes of a regular context stack (MR_spawn, primordial excluded) */
