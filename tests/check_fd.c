@@ -130,6 +130,44 @@ START_TEST(test_foreign_thread) {
 }
 END_TEST
 
+/* A thread that is not an engine gets the codes a context gets (mrengine.h, MR_wait_fd). */
+static void check_thread_codes(void) {
+  int fds[2];
+  char path[] = "/tmp/mrengine-check-fd-XXXXXX";
+  int file = mkstemp(path);
+  uint64_t t0;
+  ck_assert_int_ge(file, 0);
+  unlink(path);
+  ck_assert_int_eq(pipe(fds), 0);
+  ck_assert_int_eq(MR_wait_fd(-1, MR_FD_READ, 0), MR_EBADF);
+  ck_assert_int_eq(MR_wait_fd(file, MR_FD_READ, 0), MR_ENOTPOLL);
+  ck_assert_int_eq(MR_wait_fd(fds[0], 0, 0), MR_EINVAL);
+  t0 = MR_now();
+  ck_assert_int_eq(MR_wait_fd(fds[0], MR_FD_READ, 20 * MS), 0); /* timed out */
+  ck_assert_uint_ge(MR_now() - t0, 20 * MS);
+  ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, -1), MR_FD_WRITE);
+  close(fds[1]);
+  ck_assert(MR_wait_fd(fds[0], MR_FD_READ, 0) & MR_FD_READ); /* end of file */
+  ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, 0), MR_EBADF); /* closed */
+  close(fds[0]);
+  close(file);
+}
+static void *thread_codes(void *arg) {
+  (void)arg;
+  check_thread_codes();
+  return NULL;
+}
+
+START_TEST(test_thread_codes) {
+  pthread_t th;
+  check_thread_codes(); /* not running */
+  start_fd(2, 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, thread_codes, NULL), 0);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- bad input ---- */
 static int noop_park(void *ctx, int engine, uint64_t deadline) {
   (void)ctx;
@@ -331,6 +369,7 @@ int main(void) {
   tcase_add_test(tc, test_pipe_ready_and_timeout);
   tcase_add_test(tc, test_two_waiters);
   tcase_add_test(tc, test_foreign_thread);
+  tcase_add_test(tc, test_thread_codes);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_shutdown_now_while_waiting);
   tcase_add_test(tc, test_loopback_echo);
