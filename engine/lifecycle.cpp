@@ -162,6 +162,8 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   for (int ch = 0; ch < g_rt->channels.count(); ch++)
     while (g_rt->channels.pop(ch)) {
     }
+  // Timers before any stack goes: a sleeping context's timer is on its stack.
+  for (int i = 0; i < g_rt->n; i++) (void)g_rt->engines[i]->timers.drop_all();
   // The free contexts first, so that what context_drop_all finds is what nobody will run.
   destroy_cached_contexts();
   (void)context_drop_all(per_contexts);
