@@ -244,7 +244,8 @@ int start(const Params &p, std::string *err) {
       g_rt->engines[i]->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
       g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
-    e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
+    e0->sched = bctx::fiber(std::allocator_arg,
+                            RecordingStack(256 * 1024, p.quiet, &e0->sched_stack),
                             [e0](bctx::fiber &&from) {
                               (void)from;
                               scheduler(e0);
