@@ -336,12 +336,16 @@ int main(int argc, char **argv) {
   std::string name = sample != nullptr ? sample->name : "custom";
   if (!bench_mode) {
     Counts c;
+    int engines = 0;  // the runtime's own count: MRENGINE_OPTIONS (-P) may override the request
     double t0 = bench::now_s();
-    bench::with_workers(bench::kMrC, bench::machine_pus(), [&] { c = search(bench::kMrC); });
+    bench::with_workers(bench::kMrC, bench::machine_pus(), [&] {
+      engines = MR_num_engines();
+      c = search(bench::kMrC);
+    });
     double t = bench::now_s() - t0;
     print_line(c);
-    std::printf("Time = %.3f s on %d engines (including start-up); %.0f nodes/s\n", t,
-                bench::machine_pus(), static_cast<double>(c.nodes) / t);
+    std::printf("Time = %.3f s on %d engines (including start-up); %.0f nodes/s\n", t, engines,
+                static_cast<double>(c.nodes) / t);
     if (sample != nullptr && !(c == sample->counts)) {
       std::fprintf(stderr, "uts: %s has %ld nodes, depth %d, %ld leaves\n", sample->name,
                    sample->counts.nodes, sample->counts.depth, sample->counts.leaves);

@@ -35,7 +35,7 @@ Context *get_context(Engine *e, ContextKind k) {
       return c;
     }
   }
-  Context *c = context_create(k, stack_bytes(k), g_rt->context_body);
+  Context *c = context_create(k, stack_bytes(k), g_rt->p.quiet, g_rt->context_body);
   if (c && e) bump(e->stats.contexts_created);
   return c;
 }

@@ -5,8 +5,6 @@
 
 #include "sanitizer.hpp"
 
-#include <boost/context/protected_fixedsize_stack.hpp>
-
 #include <mutex>
 #include <new>
 
@@ -36,12 +34,12 @@ void unlink(Context *c) {
 
 }  // namespace
 
-Context *context_create(ContextKind kind, std::size_t stack_bytes, ContextBody body) {
+Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, ContextBody body) {
   auto *c = new (std::nothrow) Context;
   if (!c) return nullptr;
   c->kind = kind;
   try {
-    c->fiber = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes, &c->stack),
+    c->fiber = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes, quiet, &c->stack),
                           [c, body](ctx::fiber &&from) {
                             // Started by a resume_with whose ontop function already saved the
                             // resumer's continuation: `from` is empty.
@@ -64,7 +62,7 @@ void fiber_forget(ctx::fiber &f, ctx::stack_context &stack, san::Fiber &sf) {
   alignas(ctx::fiber) unsigned char sink[sizeof(ctx::fiber)];
   new (sink) ctx::fiber(std::move(f));  // never destroyed: the continuation is forgotten
   san::forget(sf);
-  if (stack.sp) ctx::protected_fixedsize_stack(stack.size).deallocate(stack);
+  if (stack.sp) stack_unmap(stack);
   stack = ctx::stack_context{};
 }
 

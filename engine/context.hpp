@@ -1,7 +1,7 @@
 // context.hpp: contexts, the user-level threads that run tasks.
 //
-// A context is a Boost.Context fiber on an mmap'd stack with a PROT_NONE guard page below it
-// (boost::context::protected_fixedsize_stack), plus the bookkeeping the scheduler needs. A
+// A context is a Boost.Context fiber on a stack of ours with a guard page below it (stack.hpp),
+// plus the bookkeeping the scheduler needs. A
 // context that finished its task is not destroyed: it stays suspended at the top of its loop and
 // goes to a free cache (its engine's, then the global one), from where it is resumed with a new
 // task. The primordial context is the thread that called MR_init; it has no stack of ours and is
@@ -12,14 +12,15 @@
 #include <semaphore.h>
 
 #include <boost/context/fiber.hpp>
-#include <boost/context/protected_fixedsize_stack.hpp>
 #include <boost/context/stack_context.hpp>
 #include <boost/intrusive/set_hook.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "sanitizer.hpp"
+#include "stack.hpp"
 #include "task.hpp"
 
 namespace mr::engine {
@@ -83,21 +84,24 @@ struct Context {
   TraceMark trace;           // tracing only (trace.hpp)
 };
 
-// boost::context::protected_fixedsize_stack (mmap, with one PROT_NONE guard page below the
-// stack) that also records where the stack is.
+// Boost.Context's stack allocator for a context: a stack of ours (stack.hpp), recorded where
+// the context keeps it. A stack that cannot be mapped throws std::bad_alloc out of the fiber's
+// constructor, which context_create turns into nullptr.
 class RecordingStack {
  public:
-  RecordingStack(std::size_t bytes, boost::context::stack_context *where)
-      : inner_(bytes), where_(where) {}
+  RecordingStack(std::size_t bytes, bool quiet, boost::context::stack_context *where)
+      : bytes_(bytes), quiet_(quiet), where_(where) {}
   boost::context::stack_context allocate() {
-    boost::context::stack_context s = inner_.allocate();
+    boost::context::stack_context s;
+    if (!stack_map(bytes_, quiet_, &s)) throw std::bad_alloc();
     *where_ = s;
     return s;
   }
-  void deallocate(boost::context::stack_context &s) noexcept { inner_.deallocate(s); }
+  void deallocate(boost::context::stack_context &s) noexcept { stack_unmap(s); }
 
  private:
-  boost::context::protected_fixedsize_stack inner_;
+  std::size_t bytes_;
+  bool quiet_;
   boost::context::stack_context *where_;
 };
 
@@ -113,8 +117,9 @@ void fiber_forget(boost::context::fiber &f, boost::context::stack_context &stack
 using ContextBody = void (*)(Context *self);
 
 // Create a context with a fresh stack of the given kind (size in bytes), suspended before `body`.
-// Returns nullptr if the stack cannot be mapped. Any engine thread.
-Context *context_create(ContextKind kind, std::size_t stack_bytes, ContextBody body);
+// Returns nullptr if the stack cannot be mapped (warning once unless `quiet`, stack.hpp). Any
+// engine thread.
+Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, ContextBody body);
 
 // Destroy a free context (suspended at the top of its loop): forget its fiber and unmap its
 // stack. Any thread, with the runtime stopping (no engine may hold a pointer to it).

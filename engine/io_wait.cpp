@@ -4,7 +4,7 @@
 #include "io_wait.hpp"
 
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -121,22 +121,33 @@ int code_of(int err) {
   }
 }
 
-// A thread that is not an engine: poll(2).
+// A thread that is not an engine (or the runtime not running): an epoll instance of its own for
+// this one wait, so that a descriptor epoll refuses gets the codes a context gets (MR_EBADF for
+// -1 or a closed one, MR_ENOTPOLL for a regular file or a directory) rather than poll(2)'s
+// answers (it skips a negative fd and calls a file always ready).
 int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
-  struct pollfd p = {fd, static_cast<short>(((events & MR_FD_READ) ? POLLIN : 0) |
-                                            ((events & MR_FD_WRITE) ? POLLOUT : 0)),
-                     0};
-  std::int64_t ms = timeout_ns < 0 ? -1 : (timeout_ns + 999999) / 1000000;
-  int n;
-  while ((n = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(ms, INT32_MAX)))) < 0 &&
-         errno == EINTR) {
+  // Checked first: a closed fd's number would be the new epoll instance's own.
+  if (fcntl(fd, F_GETFD) < 0) return MR_EBADF;
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) return code_of(errno);
+  epoll_event ev{};
+  ev.events = to_epoll(events);
+  int n = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  if (n == 0) {
+    struct timespec rel, *tp = nullptr;
+    if (timeout_ns >= 0) {
+      rel.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
+      rel.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
+      tp = &rel;
+    }
+    // A signal handler's interruption restarts the whole time-out: the caller asked for no less.
+    while ((n = epoll_pwait2(ep, &ev, 1, tp, nullptr)) < 0 && errno == EINTR) {
+    }
   }
-  if (n < 0) return code_of(errno);
-  if (n == 0) return 0;
-  if (p.revents & POLLNVAL) return MR_EBADF;
-  return ((p.revents & (POLLIN | POLLHUP)) ? MR_FD_READ : 0) |
-         ((p.revents & POLLOUT) ? MR_FD_WRITE : 0) |
-         ((p.revents & (POLLERR | POLLHUP)) ? MR_FD_ERROR : 0);
+  int err = n < 0 ? errno : 0;
+  close(ep);
+  if (n < 0) return code_of(err);
+  return n == 0 ? 0 : from_epoll(ev.events);
 }
 
 }  // namespace

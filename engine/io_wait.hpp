@@ -29,7 +29,8 @@ void io_stop(Runtime *rt);
 // descriptors, poll them without waiting and make the ready ones runnable.
 void io_idle(Engine *e);
 
-// MR_wait_fd (mrengine.h). Any thread.
+// MR_wait_fd (mrengine.h). Any thread: a context waits in its engine's epoll instance, another
+// thread in one of its own, with the same results.
 int wait_fd(int fd, int events, std::int64_t timeout_ns);
 
 }  // namespace mr::engine

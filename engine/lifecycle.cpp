@@ -162,6 +162,8 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   for (int ch = 0; ch < g_rt->channels.count(); ch++)
     while (g_rt->channels.pop(ch)) {
     }
+  // Timers before any stack goes: a sleeping context's timer is on its stack.
+  for (int i = 0; i < g_rt->n; i++) (void)g_rt->engines[i]->timers.drop_all();
   // The free contexts first, so that what context_drop_all finds is what nobody will run.
   destroy_cached_contexts();
   (void)context_drop_all(per_contexts);
@@ -243,7 +245,8 @@ int start(const Params &p, std::string *err) {
       unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
       g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
-    e0->sched = bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, &e0->sched_stack),
+    e0->sched = bctx::fiber(std::allocator_arg,
+                            RecordingStack(256 * 1024, p.quiet, &e0->sched_stack),
                             [e0](bctx::fiber &&from) {
                               (void)from;
                               scheduler(e0);

@@ -101,10 +101,12 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // costs one switch per hand-off. Not while the engine has bound work queued, a context of a
 // higher level than the slot's is queued, or the runtime closes or stops, and not more than
 // kMaxHandoffs times in a row, so that the scheduler still runs (its queues, its policy, its
-// notifications) however two contexts keep handing the engine to each other.
+// notifications) however two contexts keep handing the engine to each other. `queued_at` is the
+// level `publish` queues self at (a yield), or kLevels when self waits for something: the slot's
+// context does not go ahead of self's own level either.
 constexpr unsigned kMaxHandoffs = 64;
 template <class F>
-void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
+void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int queued_at = kLevels) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
@@ -119,9 +121,12 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish) {
       e->next_ctx = nullptr;
     else
       next = take_runnext(e);
-    if (next && queued_above(g_rt->channels.level(queue_channel(next)))) {
-      enqueue(next);  // it waits its turn in its queue
-      next = nullptr;
+    if (next) {
+      const int level = g_rt->channels.level(queue_channel(next));
+      if (queued_above(level) || queued_at < level) {
+        enqueue(next);  // it waits its turn in its queue
+        next = nullptr;
+      }
     }
   }
   trace::on_stop(e, self, why);

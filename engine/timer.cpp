@@ -7,8 +7,14 @@
 
 namespace mr::engine {
 
-TimerHeap::~TimerHeap() {
+std::size_t TimerHeap::drop_all() {
+  std::lock_guard<std::mutex> g(lock_);
+  // release: as every change out of PENDING (the owner of a user's MR_Timer reads it acquire).
   for (Timer *t : heap_) t->state.store(TimerState::DROPPED, std::memory_order_release);
+  std::size_t n = heap_.size();
+  heap_.clear();
+  publish_earliest();
+  return n;
 }
 
 void TimerHeap::sift_up(std::size_t i) {

@@ -46,8 +46,9 @@ static_assert(alignof(Timer) <= alignof(MR_Timer), "MR_Timer alignment too small
 class TimerHeap {
  public:
   explicit TimerHeap(int id) : id_(id) {}
-  // Marks every timer still pending DROPPED (nothing of them runs). With no engine running.
-  ~TimerHeap();
+  // Touches no timer: a pending one may live on a context's stack that is already unmapped, so
+  // the shutdown drops them first (drop_all).
+  ~TimerHeap() = default;
   TimerHeap(const TimerHeap &) = delete;
   TimerHeap &operator=(const TimerHeap &) = delete;
 
@@ -69,6 +70,11 @@ class TimerHeap {
 
   // How many timers are pending. Any thread (takes the lock).
   std::size_t size();
+
+  // Mark every pending timer DROPPED (nothing of them runs) and forget it; returns how many.
+  // Called by the shutdown once no engine runs, before any context's stack is freed: a sleeping
+  // context's timer lives on its stack (doc/design.md, "Timers").
+  std::size_t drop_all();
 
  private:
   static constexpr std::size_t kArity = 4;

@@ -13,11 +13,16 @@ int yield_now() {
   if (!e || !e->current) return MR_ENOTENGINE;
   // A suspension like any other, so the context is queued in its followup channel (enqueue,
   // queue_channel) once its continuation is saved (J1); never through the hand-off slot, which
-  // would run it again at once.
-  suspend_self(e, "MR_yield outside a context", trace::Why::YIELD, [](Context *self) {
-    enqueue(self);
-    return false;
-  });
+  // would run it again at once. The slot's context runs first only if it is of that level or
+  // higher, as the scheduler would pick it.
+  const int level = g_rt->channels.level(g_rt->channels.followup(e->current->channel));
+  suspend_self(
+      e, "MR_yield outside a context", trace::Why::YIELD,
+      [](Context *self) {
+        enqueue(self);
+        return false;
+      },
+      level);
   return 0;
 }
 

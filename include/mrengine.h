@@ -98,7 +98,7 @@ typedef void (*MR_UnparkFn)(void *ctx, int engine);
 
 typedef struct MR_Config {
   size_t size;               /* sizeof(MR_Config), set by MR_config_default */
-  unsigned flags;            /* MR_CONFIG_* bits */
+  unsigned flags;            /* MR_CONFIG_* bits; any other bit: MR_EINVAL */
   int engines;               /* number of engines; 0 = the PUs this process may run on */
   int spin_rounds;           /* steal rounds an idle engine makes before it sleeps (>= 0) */
   size_t stack_size;         /* bytes of a regular context stack (MR_spawn, primordial excluded) */
@@ -324,7 +324,7 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
  * runs other work and, with nothing to do, sleeps in epoll_wait. The context resumes on the same
  * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
- * running) the thread waits in poll(2). Returns the ready bits (> 0); 0 at the time-out;
+ * running) the thread waits in an epoll instance of its own, with the same results. Returns the ready bits (> 0); 0 at the time-out;
  * MR_EINVAL (events not READ/WRITE); MR_EBADF (fd not open); MR_ENOTPOLL (a regular file or
  * directory); MR_EINUSE (another context of this engine waits on fd: wait from another engine,
  * or on a dup of fd); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A descriptor closed while

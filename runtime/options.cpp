@@ -149,6 +149,12 @@ std::string quote(const std::string &w) {
   return q + "'";
 }
 
+std::string hex(unsigned v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", v);
+  return buf;
+}
+
 }  // namespace
 
 int parse_options(const char *text, const char *source, engine::Params *p, std::string *err) {
@@ -243,6 +249,13 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
   if (c.engines < 0 || static_cast<unsigned long long>(c.engines) > kMaxEngines) {
     *err = "MR_Config.engines is " + std::to_string(c.engines) + " (expected 0 to " +
            std::to_string(kMaxEngines) + ")";
+    return MR_EINVAL;
+  }
+  // Every bit mrengine.h defines; another is a flag of a later version (or garbage), refused
+  // rather than ignored, as MR_SpawnOptions.flags are.
+  constexpr unsigned kKnownFlags = MR_CONFIG_IGNORE_ENV | MR_CONFIG_QUIET | MR_CONFIG_FD_WAITS;
+  if (c.flags & ~kKnownFlags) {
+    *err = "MR_Config.flags has unknown bits " + hex(c.flags & ~kKnownFlags);
     return MR_EINVAL;
   }
   p->engines = c.engines == 0 ? engine::topo::allowed_pus() : c.engines;

@@ -1,58 +1,14 @@
 /* check_channel.c: channels (doc/api.md, "Channels"): every call's good and bad input; the
  * highest-first and round-robin policies under a saturating backlog; deadline order; followups;
- * the close policies and their per-channel drop counts; the channel of sparks; bound contexts
- * across MR_yield; lost wake-ups with work posted to random channels. */
+ * the channel of sparks; bound contexts across MR_yield. The close policies are in
+ * check_channel_close.c, lost wake-ups across channels in check_channel_stress.c. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "mrengine.h"
-#include "testutil.h"
-
-/* Busy for ns nanoseconds of wall time (the backlog's "work"). */
-static void spin_ns(uint64_t ns) {
-  uint64_t end = MR_now() + ns;
-  while (MR_now() < end) {
-  }
-}
-
-static int make_channel(int level, int kind, int close, int followup) {
-  MR_ChannelOptions c;
-  MR_channel_options_default(&c);
-  c.level = level;
-  c.kind = kind;
-  c.close = close;
-  c.followup = followup;
-  int ch = MR_channel_create(&c);
-  ck_assert_int_gt(ch, 0);
-  return ch;
-}
-
-static int spawn_in(MR_TaskFn fn, void *arg, int ch, uint64_t deadline) {
-  MR_SpawnOptions o;
-  MR_spawn_options_default(&o);
-  o.channel = ch;
-  o.deadline = deadline;
-  return MR_spawn(fn, arg, &o);
-}
-
-static uint64_t ns_run(int ch) {
-  MR_ChannelStats s;
-  s.size = sizeof s;
-  ck_assert_int_eq(MR_channel_stats(ch, &s), 0);
-  return s.ns_run;
-}
-
-static uint64_t contexts_run(int ch) {
-  MR_ChannelStats s;
-  s.size = sizeof s;
-  ck_assert_int_eq(MR_channel_stats(ch, &s), 0);
-  return s.contexts_run;
-}
-
-static void nothing(void *arg) { (void)arg; }
+#include "channelutil.h"
 
 /* ---- bad input ---- */
 
@@ -73,7 +29,8 @@ static void *calls_from_a_plain_thread(void *arg) {
   return NULL;
 }
 
-START_TEST(test_errors) {
+/* Not running; the defaults; every bad MR_channel_create. */
+START_TEST(test_errors_create) {
   MR_ChannelOptions c;
   MR_ChannelStats s;
   MR_SpawnOptions o;
@@ -128,7 +85,16 @@ START_TEST(test_errors) {
   ck_assert_int_eq(MR_channel_create(&c), MR_ENOCHANNEL);
   c.followup = -2;
   ck_assert_int_eq(MR_channel_create(&c), MR_ENOCHANNEL);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
 
+/* Good channels, then every bad MR_spawn into them and every bad MR_channel_stats. */
+START_TEST(test_errors_spawn_and_stats) {
+  MR_ChannelOptions c;
+  MR_ChannelStats s;
+  MR_SpawnOptions o;
+  mr_test_start(2, NULL);
   /* Good channels: numbered from 1; the last level; a followup that exists. */
   MR_channel_options_default(&c);
   c.level = MR_LEVELS - 1;
@@ -180,14 +146,22 @@ START_TEST(test_errors) {
   ck_assert_int_eq(MR_channel_stats(MR_CHANNEL_DEFAULT, &s), 0);
   ck_assert_uint_eq(s.ns_run, 0); /* neither --stats nor round-robin */
 
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* Calls from a thread that is not an engine; too many channels; the report's size. */
+START_TEST(test_errors_limits) {
+  MR_ChannelOptions c;
+  mr_test_start(2, NULL);
   /* From a thread that is not an engine. */
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, calls_from_a_plain_thread, NULL), 0);
   ck_assert_int_eq(pthread_join(t, NULL), 0);
 
-  /* Too many channels: 4 exist (the thread made one), MR_MAX_CHANNELS may. */
+  /* Too many channels: 2 exist (the default and the thread's), MR_MAX_CHANNELS may. */
   MR_channel_options_default(&c);
-  for (int i = 4; i < MR_MAX_CHANNELS; i++) {
+  for (int i = 2; i < MR_MAX_CHANNELS; i++) {
     c.level = i % MR_LEVELS;
     ck_assert_int_eq(MR_channel_create(&c), i);
   }
@@ -435,197 +409,6 @@ START_TEST(test_no_followup_queues_behind) {
 }
 END_TEST
 
-/* ---- close ---- */
-
-static atomic_int finished;
-static MR_Future late;
-static atomic_int shutdown_began;
-static int late_drop_channel;
-static void completes(void *arg) {
-  (void)arg;
-  atomic_fetch_add(&finished, 1);
-}
-static void waits_for_late(void *arg) {
-  (void)arg;
-  ck_assert_int_eq((int)MR_future_wait(&late), 42);
-  /* MR_shutdown has begun: no new channel, no new work for a drop channel; a complete
-   * channel's new work still runs. */
-  MR_ChannelOptions c;
-  MR_channel_options_default(&c);
-  ck_assert_int_eq(MR_channel_create(&c), MR_ESHUTDOWN);
-  ck_assert_int_eq(spawn_in(completes, NULL, late_drop_channel, 0), MR_ESHUTDOWN);
-  ck_assert_int_eq(spawn_in(completes, NULL, MR_channel_current(), 0), 0);
-  spin_ns(1000000);
-  ck_assert_int_eq(MR_yield(), 0);
-  atomic_fetch_add(&finished, 1);
-}
-static void works_and_yields(void *arg) {
-  (void)arg;
-  for (int i = 0; i < 5; i++) {
-    spin_ns(100000);
-    ck_assert_int_eq(MR_yield(), 0);
-  }
-  atomic_fetch_add(&finished, 1);
-}
-static uint64_t signalled_after;
-static void *signal_late(void *arg) {
-  (void)arg;
-  while (!atomic_load(&shutdown_began)) mr_test_sleep_ms(1);
-  uint64_t t0 = MR_now();
-  mr_test_sleep_ms(100);
-  signalled_after = MR_now() - t0;
-  MR_future_signal(&late, 42);
-  return NULL;
-}
-
-/* A complete channel's contexts all finish, including ones waiting for a future that a plain
- * thread signals 100 ms after MR_shutdown began (MR_shutdown waits for them), and the contexts
- * they spawn then; channels and drop channels' work are refused then (MR_ESHUTDOWN). */
-START_TEST(test_close_complete_waits_for_outside_signal) {
-  mr_test_start(2, NULL);
-  int ch = make_channel(2, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
-  int ch2 = make_channel(5, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, ch);
-  late_drop_channel = make_channel(5, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
-  atomic_store(&finished, 0);
-  atomic_store(&shutdown_began, 0);
-  MR_future_init(&late);
-  ck_assert_int_eq(spawn_in(waits_for_late, NULL, ch, 0), 0);
-  ck_assert_int_eq(spawn_in(waits_for_late, NULL, ch2, 0), 0);
-  for (int i = 0; i < 50; i++) ck_assert_int_eq(spawn_in(works_and_yields, NULL, i % 2 ? ch : ch2, 0), 0);
-  pthread_t t;
-  ck_assert_int_eq(pthread_create(&t, NULL, signal_late, NULL), 0);
-  MR_ShutdownReport r;
-  r.size = sizeof r;
-  atomic_store(&shutdown_began, 1);
-  uint64_t t0 = MR_now();
-  ck_assert_int_eq(MR_shutdown_report(&r), 0);
-  uint64_t took = MR_now() - t0;
-  ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(atomic_load(&finished), 54);
-  ck_assert_uint_ge(took, signalled_after);
-  ck_assert_uint_eq(r.contexts_dropped, 0);
-  ck_assert_uint_eq(r.sparks_dropped, 0);
-  for (int i = 0; i < MR_MAX_CHANNELS; i++) {
-    ck_assert_uint_eq(r.channel_contexts_dropped[i], 0);
-    ck_assert_uint_eq(r.channel_sparks_dropped[i], 0);
-  }
-}
-END_TEST
-
-/* Drop channels: exact per-channel counts of queued contexts (FIFO and deadline channels), a
- * context waiting on a future that is never signalled, and sparks left on the deque; complete
- * channels run everything. 1 engine, so nothing of it can run before MR_shutdown. */
-#define SPARKS 7
-static MR_SyncTerm drop_st;
-static MR_Future forked, never;
-static atomic_int ran_in_drop;
-static void counts_run(void *arg) {
-  (void)arg;
-  atomic_fetch_add(&ran_in_drop, 1);
-}
-static void forks_then_waits(void *arg) {
-  (void)arg;
-  MR_sync_term_init(&drop_st, SPARKS + 1);
-  for (int i = 0; i < SPARKS; i++) MR_fork_new_child(&drop_st, counts_run, NULL);
-  MR_future_signal(&forked, 1);
-  MR_future_wait(&never); /* the main context (level 0) runs before these sparks (level 6) */
-  atomic_fetch_add(&ran_in_drop, 100);
-}
-START_TEST(test_close_drop_counts) {
-  mr_test_start(1, NULL);
-  int d1 = make_channel(6, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
-  int d2 = make_channel(0, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
-  int c1 = make_channel(6, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
-  int d3 = make_channel(3, MR_CHANNEL_DEADLINE, MR_CLOSE_DROP, -1);
-  atomic_store(&ran_in_drop, 0);
-  atomic_store(&finished, 0);
-  MR_future_init(&forked);
-  MR_future_init(&never);
-  ck_assert_int_eq(spawn_in(forks_then_waits, NULL, d1, 0), 0);
-  MR_future_wait(&forked);
-  ck_assert_int_eq(atomic_load(&ran_in_drop), 0);
-  for (int i = 0; i < 11; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d1, 0), 0);
-  for (int i = 0; i < 13; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d2, 0), 0);
-  for (int i = 0; i < 17; i++) ck_assert_int_eq(spawn_in(completes, NULL, c1, 0), 0);
-  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d3, MR_now() - (uint64_t)i), 0);
-  MR_ShutdownReport r;
-  r.size = sizeof r;
-  ck_assert_int_eq(MR_shutdown_report(&r), 0);
-  ck_assert_int_eq(atomic_load(&ran_in_drop), 0);
-  ck_assert_int_eq(atomic_load(&finished), 17);
-  ck_assert_uint_eq(r.channel_contexts_dropped[d1], 12);
-  ck_assert_uint_eq(r.channel_sparks_dropped[d1], SPARKS);
-  ck_assert_uint_eq(r.channel_contexts_dropped[d2], 13);
-  ck_assert_uint_eq(r.channel_sparks_dropped[d2], 0);
-  ck_assert_uint_eq(r.channel_contexts_dropped[d3], 5);
-  for (int i = 0; i < MR_MAX_CHANNELS; i++)
-    if (i != d1 && i != d2 && i != d3) {
-      ck_assert_uint_eq(r.channel_contexts_dropped[i], 0);
-      ck_assert_uint_eq(r.channel_sparks_dropped[i], 0);
-    }
-  ck_assert_uint_eq(r.contexts_dropped, 30);
-  ck_assert_uint_eq(r.sparks_dropped, SPARKS);
-}
-END_TEST
-
-/* MR_shutdown_now drops the queued contexts of every channel, FIFO or deadline, complete or
- * drop (and the one in the hand-off slot), and counts them per channel. */
-START_TEST(test_shutdown_now_counts) {
-  mr_test_start(1, NULL);
-  int dl = make_channel(2, MR_CHANNEL_DEADLINE, MR_CLOSE_COMPLETE, -1);
-  int fifo = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
-  atomic_store(&ran_in_drop, 0);
-  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() + (uint64_t)i), 0);
-  for (int i = 0; i < 4; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, fifo, 0), 0);
-  for (int i = 0; i < 3; i++) ck_assert_int_eq(MR_spawn(counts_run, NULL, NULL), 0);
-  for (int i = 0; i < 2; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() - (uint64_t)i), 0);
-  MR_ShutdownReport r;
-  r.size = sizeof r;
-  ck_assert_int_eq(MR_shutdown_now(&r), 0);
-  ck_assert_int_eq(atomic_load(&ran_in_drop), 0);
-  ck_assert_uint_eq(r.channel_contexts_dropped[dl], 7);
-  ck_assert_uint_eq(r.channel_contexts_dropped[fifo], 4);
-  ck_assert_uint_eq(r.channel_contexts_dropped[MR_CHANNEL_DEFAULT], 3);
-  ck_assert_uint_eq(r.contexts_dropped, 14);
-  ck_assert_uint_eq(r.sparks_dropped, 0);
-}
-END_TEST
-
-/* A drop channel's context that is running when MR_shutdown begins runs to its next suspension
- * (MR_yield) and is dropped there; counted once. 2 engines: it spins on engine 1. */
-static atomic_int spinning, after_yield;
-static void spins_until_closing(void *arg) {
-  (void)arg;
-  atomic_store(&spinning, 1);
-  while (!atomic_load(&shutdown_began)) {
-  }
-  spin_ns(20000000); /* MR_shutdown is under way */
-  MR_yield();
-  atomic_store(&after_yield, 1);
-}
-
-START_TEST(test_close_drop_running_context) {
-  mr_test_start(2, NULL);
-  int d = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
-  atomic_store(&spinning, 0);
-  atomic_store(&after_yield, 0);
-  atomic_store(&shutdown_began, 0);
-  MR_SpawnOptions o;
-  MR_spawn_options_default(&o);
-  o.channel = d;
-  o.engine = 1;
-  ck_assert_int_eq(MR_spawn(spins_until_closing, NULL, &o), 0);
-  while (!atomic_load(&spinning)) ck_assert_int_eq(MR_yield(), 0);
-  MR_ShutdownReport r;
-  r.size = sizeof r;
-  atomic_store(&shutdown_began, 1);
-  ck_assert_int_eq(MR_shutdown_report(&r), 0);
-  ck_assert_int_eq(atomic_load(&after_yield), 0);
-  ck_assert_uint_eq(r.channel_contexts_dropped[d], 1);
-  ck_assert_uint_eq(r.contexts_dropped, 1);
-}
-END_TEST
-
 /* ---- sparks and channels ---- */
 
 static int spark_channel;
@@ -730,75 +513,12 @@ START_TEST(test_bound_keeps_engine_across_yield) {
 }
 END_TEST
 
-/* ---- lost wake-ups ---- */
-
-#define STRESS_CHANNELS 12
-static int stress_ch[STRESS_CHANNELS];
-static atomic_uint stress_runs;
-struct ping {
-  MR_Future done;
-};
-static void pong(void *arg) {
-  struct ping *p = arg;
-  atomic_fetch_add_explicit(&stress_runs, 1, memory_order_relaxed);
-  MR_future_signal(&p->done, 1);
-}
-
-/* One poster's rounds: spawn into a random channel, wait for it to run (engines fall asleep
- * between rounds); a lost wake-up hangs and the time-out fails the test. */
-static void post_rounds(unsigned seed, long rounds) {
-  for (long i = 0; i < rounds; i++) {
-    struct ping p;
-    MR_future_init(&p.done);
-    seed = seed * 1103515245u + 12345u;
-    int ch = stress_ch[(seed >> 16) % STRESS_CHANNELS];
-    ck_assert_int_eq(spawn_in(pong, &p, ch, ch == stress_ch[0] ? MR_now() : 0), 0);
-    MR_future_wait(&p.done);
-    /* Pauses of random length: engines are spinning, falling asleep or asleep when the next
-     * context comes. */
-    if ((seed >> 8) % 16 == 0) {
-      struct timespec ts = {0, (long)((seed >> 12) % 200) * 1000L};
-      nanosleep(&ts, NULL);
-    }
-  }
-}
-
-static long stress_rounds;
-static void *poster_thread(void *arg) {
-  post_rounds((unsigned)(uintptr_t)arg, stress_rounds);
-  return NULL;
-}
-static MR_Future engine_poster_done;
-static void poster_context(void *arg) {
-  post_rounds((unsigned)(uintptr_t)arg, stress_rounds);
-  MR_future_signal(&engine_poster_done, 1);
-}
-
-START_TEST(test_lost_wakeup_random_channels) {
-  const char *full = getenv("MR_TEST_FULL");
-  long total = full && strcmp(full, "1") == 0 ? 100000 : 10000;
-  stress_rounds = MR_TEST_SCALE(total) / 4;
-  mr_test_start(2, NULL);
-  for (int i = 0; i < STRESS_CHANNELS; i++)
-    stress_ch[i] = make_channel(i % MR_LEVELS, i == 0 ? MR_CHANNEL_DEADLINE : MR_CHANNEL_FIFO,
-                                MR_CLOSE_COMPLETE, i % 3 == 2 ? 0 : -1);
-  atomic_store(&stress_runs, 0);
-  MR_future_init(&engine_poster_done);
-  pthread_t t[3];
-  for (int i = 0; i < 3; i++)
-    ck_assert_int_eq(pthread_create(&t[i], NULL, poster_thread, (void *)(uintptr_t)(i + 1)), 0);
-  ck_assert_int_eq(spawn_in(poster_context, (void *)(uintptr_t)77, stress_ch[5], 0), 0);
-  MR_future_wait(&engine_poster_done);
-  for (int i = 0; i < 3; i++) ck_assert_int_eq(pthread_join(t[i], NULL), 0);
-  ck_assert_int_eq(MR_shutdown(), 0);
-  ck_assert_uint_eq(atomic_load(&stress_runs), (unsigned)(4 * stress_rounds));
-}
-END_TEST
-
 int main(void) {
   Suite *s = suite_create("channel");
   TCase *tc = mr_tcase("api", 30);
-  tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_errors_create);
+  tcase_add_test(tc, test_errors_spawn_and_stats);
+  tcase_add_test(tc, test_errors_limits);
   tcase_add_test(tc, test_report_without_channels);
   suite_add_tcase(s, tc);
   tc = mr_tcase("policy", 60);
@@ -809,18 +529,9 @@ int main(void) {
   tcase_add_test(tc, test_followup_resumes_first);
   tcase_add_test(tc, test_no_followup_queues_behind);
   suite_add_tcase(s, tc);
-  tc = mr_tcase("close", 30);
-  tcase_add_test(tc, test_close_complete_waits_for_outside_signal);
-  tcase_add_test(tc, test_close_drop_counts);
-  tcase_add_test(tc, test_close_drop_running_context);
-  tcase_add_test(tc, test_shutdown_now_counts);
-  suite_add_tcase(s, tc);
   tc = mr_tcase("contexts", 60);
   tcase_add_test(tc, test_sparks_belong_to_the_channel);
   tcase_add_test(tc, test_bound_keeps_engine_across_yield);
-  suite_add_tcase(s, tc);
-  tc = mr_tcase("stress", 300);
-  tcase_add_test(tc, test_lost_wakeup_random_channels);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }

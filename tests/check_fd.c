@@ -1,7 +1,8 @@
 /* check_fd.c: MR_wait_fd. Pipes become readable while contexts wait (on every engine, from a
  * thread that is not an engine), time-outs, two waiters on one descriptor, every error code,
  * MR_shutdown_now while contexts wait, and a loopback TCP echo (127.0.0.1 only) with 100
- * connections, a context per connection on both sides, every byte checked. */
+ * connections, a context per connection on both sides, every byte checked; a signal handed to a
+ * context through a self-pipe (doc/api.md, "Signal handlers"). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -127,6 +129,92 @@ START_TEST(test_foreign_thread) {
   ck_assert_int_eq(MR_wait_fd(th_fds[0], MR_FD_READ, 0), MR_FD_READ);
   close(th_fds[0]);
   close(th_fds[1]);
+}
+END_TEST
+
+/* A thread that is not an engine gets the codes a context gets (mrengine.h, MR_wait_fd). */
+static void check_thread_codes(void) {
+  int fds[2];
+  char path[] = "/tmp/mrengine-check-fd-XXXXXX";
+  int file = mkstemp(path);
+  uint64_t t0;
+  ck_assert_int_ge(file, 0);
+  unlink(path);
+  ck_assert_int_eq(pipe(fds), 0);
+  ck_assert_int_eq(MR_wait_fd(-1, MR_FD_READ, 0), MR_EBADF);
+  ck_assert_int_eq(MR_wait_fd(file, MR_FD_READ, 0), MR_ENOTPOLL);
+  ck_assert_int_eq(MR_wait_fd(fds[0], 0, 0), MR_EINVAL);
+  t0 = MR_now();
+  ck_assert_int_eq(MR_wait_fd(fds[0], MR_FD_READ, 20 * MS), 0); /* timed out */
+  ck_assert_uint_ge(MR_now() - t0, 20 * MS);
+  ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, -1), MR_FD_WRITE);
+  close(fds[1]);
+  ck_assert(MR_wait_fd(fds[0], MR_FD_READ, 0) & MR_FD_READ); /* end of file */
+  ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, 0), MR_EBADF); /* closed */
+  close(fds[0]);
+  close(file);
+}
+static void *thread_codes(void *arg) {
+  (void)arg;
+  check_thread_codes();
+  return NULL;
+}
+
+START_TEST(test_thread_codes) {
+  pthread_t th;
+  check_thread_codes(); /* not running */
+  start_fd(2, 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, thread_codes, NULL), 0);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- a signal handed to a context: the handler writes a pipe (doc/api.md, "Signal handlers")
+ * and makes only async-signal-safe calls ---- */
+static int sig_fds[2];
+static MR_Future sig_future = MR_FUTURE_INIT;
+static volatile sig_atomic_t sig_seen_now;
+static void on_usr1(int sig) {
+  int saved = errno;
+  (void)sig;
+  sig_seen_now = MR_now() > 0 && !MR_future_is_signalled(&sig_future) && MR_num_engines() == 2;
+  (void)!write(sig_fds[1], "s", 1);
+  errno = saved;
+}
+static void *signaller(void *arg) {
+  (void)arg;
+  struct timespec t = {0, 10 * 1000 * 1000};
+  nanosleep(&t, NULL);
+  kill(getpid(), SIGUSR1);
+  return NULL;
+}
+static void signal_waiter(void *arg) {
+  char c;
+  (void)arg;
+  ck_assert_int_eq(MR_wait_fd(sig_fds[0], MR_FD_READ, 5000 * MS), MR_FD_READ);
+  ck_assert_int_eq(read(sig_fds[0], &c, 1), 1);
+  ck_assert_int_eq(c, 's');
+  MR_future_signal(&sig_future, 1);
+}
+
+START_TEST(test_signal_self_pipe) {
+  pthread_t th;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  sigemptyset(&sa.sa_mask);
+  ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+  ck_assert_int_eq(pipe2(sig_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  start_fd(2, 0);
+  ck_assert_int_eq(MR_spawn(signal_waiter, NULL, NULL), 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, signaller, NULL), 0);
+  ck_assert_uint_eq(MR_future_wait(&sig_future), 1);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(sig_seen_now, 1);
+  close(sig_fds[0]);
+  close(sig_fds[1]);
 }
 END_TEST
 
@@ -331,6 +419,8 @@ int main(void) {
   tcase_add_test(tc, test_pipe_ready_and_timeout);
   tcase_add_test(tc, test_two_waiters);
   tcase_add_test(tc, test_foreign_thread);
+  tcase_add_test(tc, test_thread_codes);
+  tcase_add_test(tc, test_signal_self_pipe);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_shutdown_now_while_waiting);
   tcase_add_test(tc, test_loopback_echo);

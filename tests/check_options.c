@@ -127,6 +127,31 @@ START_TEST(test_bad_config_fields) {
   c.options = "--spin-rounds x";
   ck_assert_int_eq(MR_init(&c), MR_EOPTION);
   ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "MR_Config.options"));
+  /* A flag bit mrengine.h does not define is refused, not ignored. */
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET | 0x80u;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "unknown bits 0x80"));
+  ck_assert_int_eq(MR_num_engines(), 0);
+}
+END_TEST
+
+/* An option given twice takes its last value (doc/options.md), inside one source as across the
+ * MR_Config.options text and MRENGINE_OPTIONS. */
+START_TEST(test_repeated_option_last_wins) {
+  ck_assert_int_eq(init_with_env("--engines=2 --engines 3"), 0);
+  ck_assert_int_eq(MR_num_engines(), 3);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(init_with_env("-P3 -P 1"), 0);
+  ck_assert_int_eq(MR_num_engines(), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  setenv("MRENGINE_OPTIONS", "-P 2", 1);
+  MR_Config c;
+  MR_config_default(&c);
+  c.options = "-P 1 -P 3";
+  ck_assert_int_eq(MR_init(&c), 0);
+  ck_assert_int_eq(MR_num_engines(), 2);
+  ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
 
@@ -182,6 +207,7 @@ int main(void) {
   tcase_add_test(tc, test_good_options_apply);
   tcase_add_loop_test(tc, test_bad_option_fails_with_message, 0, (int)(sizeof kBad / sizeof kBad[0]));
   tcase_add_test(tc, test_bad_config_fields);
+  tcase_add_test(tc, test_repeated_option_last_wins);
   tcase_add_test(tc, test_env_overrides_config_and_can_be_ignored);
   tcase_add_test(tc, test_lifecycle_errors);
   tcase_add_test(tc, test_error_table);

@@ -367,12 +367,51 @@ START_TEST(test_ticker) {
 }
 END_TEST
 
+/* ---- a shutdown while contexts sleep: their timers live on their stacks, which the shutdown
+ * frees; the timers are dropped before (a crash or an ASan report otherwise) ---- */
+static atomic_int asleep;
+static void long_sleeper(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&asleep, 1);
+  (void)MR_sleep_for(3600ull * 1000 * MS);
+  ck_abort_msg("a dropped sleeper resumed");
+}
+
+static void start_sleepers(int channel, int n) {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.channel = channel;
+  atomic_store(&asleep, 0);
+  for (int i = 0; i < n; i++) ck_assert_int_eq(MR_spawn(long_sleeper, NULL, &o), 0);
+  while (atomic_load(&asleep) < n) MR_sleep_for(MS);
+  MR_sleep_for(5 * MS); /* the last one is in its sleep */
+}
+
+START_TEST(test_shutdown_drops_sleepers) {
+  MR_ChannelOptions c;
+  MR_ShutdownReport r;
+  mr_test_start(2, NULL);
+  MR_channel_options_default(&c);
+  c.close = MR_CLOSE_DROP;
+  int ch = MR_channel_create(&c);
+  ck_assert_int_gt(ch, 0);
+  start_sleepers(ch, 50);
+  ck_assert_int_eq(MR_shutdown(), 0); /* drop channel: the sleepers are dropped */
+  mr_test_start(2, NULL);
+  start_sleepers(MR_CHANNEL_DEFAULT, 50);
+  r.size = sizeof r;
+  ck_assert_int_eq(MR_shutdown_now(&r), 0);
+  ck_assert_uint_eq(r.contexts_dropped, 50);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("timer");
   TCase *tc = mr_tcase("sleep", 120);
   tcase_add_loop_test(tc, test_sleeps, 0, 2);
   tcase_add_test(tc, test_bound_sleep);
   tcase_add_test(tc, test_foreign_sleep);
+  tcase_add_loop_test(tc, test_shutdown_drops_sleepers, 0, 5);
   suite_add_tcase(s, tc);
   tc = mr_tcase("timer", 180);
   tcase_add_test(tc, test_bad_input);

@@ -1,0 +1,136 @@
+/* check_stacks.c: context stacks are mrengine's own (engine/stack.hpp). When the address space
+ * runs out, MR_spawn returns MR_ENOMEM (with one warning naming the limits) instead of stopping
+ * the process, and everything spawned before still runs and the runtime shuts down cleanly; the
+ * same when the process runs out of mappings (vm.max_map_count); a stack costs one mapping where
+ * the kernel has MADV_GUARD_INSTALL (Linux 6.13), two elsewhere. */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include "mrengine.h"
+#include "testutil.h"
+
+static MR_Future release;
+static atomic_int ran;
+static void waits(void *arg) {
+  (void)arg;
+  MR_future_wait(&release);
+  atomic_fetch_add(&ran, 1);
+}
+
+/* Lines of /proc/self/maps: the process's mappings. */
+static long mappings(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  long n = 0;
+  int c;
+  ck_assert_ptr_nonnull(f);
+  while ((c = fgetc(f)) != EOF) n += c == '\n';
+  fclose(f);
+  return n;
+}
+
+/* Does this kernel install guard regions without a mapping (6.13 and later)? */
+static int kernel_has_guard_advice(void) {
+  struct utsname u;
+  int major = 0, minor = 0;
+  ck_assert_int_eq(uname(&u), 0);
+  ck_assert_int_eq(sscanf(u.release, "%d.%d", &major, &minor), 2);
+  return major > 6 || (major == 6 && minor >= 13);
+}
+
+START_TEST(test_enomem_not_abort) {
+#ifdef MR_TEST_SANITIZER
+  /* The sanitizers reserve terabytes of shadow memory: an address-space limit stops them. */
+  return;
+#endif
+  struct rlimit old, low;
+  int spawned = 0, rc = 0;
+  mr_test_start(2, "--stack-size=1024");
+  MR_future_init(&release);
+  atomic_store(&ran, 0);
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+  low = old;
+  low.rlim_cur = 2048ull << 20; /* 2 GiB: room for about 1,500 1 MiB stacks at most */
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &low), 0);
+  while (spawned < 100000 && (rc = MR_spawn(waits, NULL, NULL)) == 0) spawned++;
+  ck_assert_int_eq(rc, MR_ENOMEM);
+  ck_assert_int_gt(spawned, 100);
+  ck_assert_int_eq(MR_spawn(waits, NULL, NULL), MR_ENOMEM); /* and stays so */
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+  MR_future_signal(&release, 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&ran), spawned);
+}
+END_TEST
+
+/* Use up the process's mappings with pages that cannot merge, then give one back: a stack can
+ * then be mapped, but a guard made by splitting it (mprotect) cannot. */
+enum { MAX_FILLERS = 70000 };
+static void *fillers[MAX_FILLERS];
+static int nfillers;
+static void fill_mappings(void) {
+  nfillers = 0;
+  while (nfillers < MAX_FILLERS) {
+    void *p = mmap(NULL, 4096, (nfillers & 1) ? PROT_READ : PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) break;
+    fillers[nfillers++] = p;
+  }
+  ck_assert_int_lt(nfillers, MAX_FILLERS); /* the limit was met */
+  munmap(fillers[--nfillers], 4096);
+}
+static void free_mappings(void) {
+  while (nfillers > 0) munmap(fillers[--nfillers], 4096);
+}
+
+START_TEST(test_out_of_mappings) {
+  int spawned = 0, rc = 0;
+  mr_test_start(2, "--stack-size=64");
+  MR_future_init(&release);
+  atomic_store(&ran, 0);
+  fill_mappings();
+  while (spawned < 1000 && (rc = MR_spawn(waits, NULL, NULL)) == 0) spawned++;
+  free_mappings();
+  ck_assert_int_eq(rc, MR_ENOMEM);
+  ck_assert_int_eq(MR_spawn(waits, NULL, NULL), 0); /* mappings are back: so are stacks */
+  spawned++;
+  MR_future_signal(&release, 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&ran), spawned);
+}
+END_TEST
+
+START_TEST(test_one_mapping_per_stack) {
+  enum { N = 2000 };
+  long before, after;
+  mr_test_start(1, "--stack-size=64");
+  MR_future_init(&release);
+  atomic_store(&ran, 0);
+  before = mappings();
+  for (int i = 0; i < N; i++) ck_assert_int_eq(MR_spawn(waits, NULL, NULL), 0);
+  after = mappings();
+  /* Adjacent stacks may merge into fewer lines, never more than their count. */
+  if (kernel_has_guard_advice())
+    ck_assert_int_le(after - before, N + 16);
+  else
+    ck_assert_int_le(after - before, 2 * N + 16);
+  MR_future_signal(&release, 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&ran), N);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("stacks");
+  TCase *tc = mr_tcase("stacks", 60);
+  tcase_add_test(tc, test_enomem_not_abort);
+  tcase_add_test(tc, test_out_of_mappings);
+  tcase_add_test(tc, test_one_mapping_per_stack);
+  suite_add_tcase(s, tc);
+  return mr_test_run(s);
+}
