@@ -11,7 +11,7 @@ pages=doc/man/man3
 [ -d "$pages" ] || { echo "FAIL: $pages not built (make all makes it)"; exit 1; }
 
 funcs=$(printf '#include <mrengine.h>\n' |
-  ${CC:-cc} -E -P -Iinclude -I"$top/include" ${ATOMIC_OPS_CFLAGS:-} - |
+  ${MR_TEST_CC:-cc} -E -P -Iinclude -I"$top/include" ${ATOMIC_OPS_CFLAGS:-} - |
   tr '\n' ' ' | tr ';{}' '\n\n\n' |
   grep -E 'visibility *\( *"default" *\)|static __inline__' | grep -v 'extern __thread' |
   sed -n 's/^.*[ *]\(MR_[A-Za-z0-9_]*\) *(.*$/\1/p' | grep -v '_$' | sort -u)
@@ -28,9 +28,11 @@ for f in $funcs; do
   # The NAME line: "NAME \- summary", with a summary.
   grep -q "^$f \\\\- ..*" "$page" || { echo "FAIL: $page: no NAME line for $f"; status=1; }
   # The DESCRIPTION: text lines (not requests) up to the next section.
-  desc=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' "$page" | grep -v '^\.' | grep -c '[a-zA-Z]' || true)
+  desc=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' "$page" | grep -v '^\.' | grep -c '[a-zA-Z]' ||
+    true)
   [ "$desc" -gt 0 ] || { echo "FAIL: $page: empty DESCRIPTION"; status=1; }
-  grep -q "^\\.BR $f (3)" "$pages/mrengine.3" || { echo "FAIL: mrengine(3) does not list $f"; status=1; }
+  grep -q "^\\.BR $f (3)" "$pages/mrengine.3" ||
+    { echo "FAIL: mrengine(3) does not list $f"; status=1; }
 done
 
 if command -v groff >/dev/null 2>&1; then

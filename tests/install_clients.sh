@@ -31,7 +31,8 @@ echo "installed $version under $prefix"
 # 1. pkg-config: the .pc file's prefix moved to the staged tree.
 flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --define-variable=prefix="$prefix" \
   --cflags --libs mrengine) || fail "pkg-config mrengine"
-${CC:-cc} -Wall -Werror -o "$work/client-pc" "$src/client.c" $flags || fail "pkg-config client build"
+${CC:-cc} -Wall -Werror -o "$work/client-pc" "$src/client.c" $flags ||
+  fail "pkg-config client build"
 LD_LIBRARY_PATH=$libdir "$work/client-pc" || fail "pkg-config client run"
 
 # 2. CMake: found through the staged prefix, at this version. The build tree's executable has the

@@ -24,7 +24,9 @@ function comment_text(line) {
 # Every `from` in s replaced by `to` (awks differ on backslashes in gsub replacements).
 function replace(s, from, to,    res, i) {
   res = ""
-  while ((i = index(s, from)) > 0) { res = res substr(s, 1, i - 1) to; s = substr(s, i + length(from)) }
+  while ((i = index(s, from)) > 0) {
+    res = res substr(s, 1, i - 1) to; s = substr(s, i + length(from))
+  }
   return res s
 }
 # roff-safe text: backslashes, hyphens (minus signs in options), a leading dot or quote.
@@ -84,7 +86,8 @@ in_comment {
 /^MR_(EXTERN|INLINE_) / && !/extern __thread/ {
   decl = $0
   while (decl !~ /[;{]/ && (getline line) > 0) decl = decl " " line
-  sub(/ *[;{].*$/, ";", decl); sub(/^MR_EXTERN /, "", decl); sub(/^MR_INLINE_ /, "static inline ", decl)
+  sub(/ *[;{].*$/, ";", decl); sub(/^MR_EXTERN /, "", decl)
+  sub(/^MR_INLINE_ /, "static inline ", decl)
   gsub(/  +/, " ", decl)
   name = decl; sub(/ *\(.*$/, "", name); sub(/^.*[ *]/, "", name)
   if (name ~ /_$/) next
@@ -110,7 +113,8 @@ END {
     print fname[i] " \\- " roff(summary(fdoc[i])) > f
     print ".SH SYNOPSIS\n.nf\n.B #include <mrengine.h>\n.PP" > f
     print ".B " fproto[i] > f
-    print ".fi\n.PP\nLink with \\fI\\-lmrengine\\fP (pkg\\-config mrengine), or CMake\047s \\fBmrengine::mrengine\\fP." > f
+    print ".fi\n.PP\nLink with \\fI\\-lmrengine\\fP (pkg\\-config mrengine), or CMake\047s" > f
+    print "\\fBmrengine::mrengine\\fP." > f
     print ".SH DESCRIPTION" > f
     printf "%s", body(fdoc[i]) > f
     print ".SH SEE ALSO" > f
@@ -126,7 +130,8 @@ END {
 
   f = out "/mrengine.3"
   printf "%s", header("mrengine", "mrengine") > f
-  n = split(overview, lines, "\n"); title = lines[1]; sub(/^[^:]*: */, "", title); sub(/\.$/, "", title)
+  n = split(overview, lines, "\n"); title = lines[1]
+  sub(/^[^:]*: */, "", title); sub(/\.$/, "", title)
   rest = ""; for (k = 2; k <= n; k++) rest = rest (k > 2 ? "\n" : "") lines[k]
   sub(/^\n+/, "", rest)
   print ".SH NAME\nmrengine \\- " roff(title) > f
