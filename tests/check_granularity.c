@@ -9,8 +9,8 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-/* The layout: version 1's four fields, then version 2's. These offsets are part of the ABI and
- * never change. */
+/* The layout: version 1's four fields, then version 2's six, then version 3's channel. These
+ * offsets are part of the ABI and never change. */
 START_TEST(test_view_layout_is_frozen) {
   const size_t p = sizeof(void *), w = sizeof(AO_t);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_top), 0);

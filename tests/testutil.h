@@ -28,9 +28,6 @@ static inline TCase *mr_tcase(const char *name, double timeout) {
   return tc;
 }
 
-/* Start the runtime for a test: `engines` engines (0: as `opts` or the machine decides), the
- * options text `opts` (may be NULL), MRENGINE_OPTIONS ignored. Fails the test if MR_init fails
- * or the number of engines differs. */
 /* A configuration of `engines` engines that ignores MRENGINE_OPTIONS (for MR_init, or the C++
  * mr::runtime). */
 static inline MR_Config mr_test_config(int engines) {
@@ -41,6 +38,9 @@ static inline MR_Config mr_test_config(int engines) {
   return c;
 }
 
+/* Start the runtime for a test: `engines` engines (0: as `opts` or the machine decides), the
+ * options text `opts` (may be NULL), MRENGINE_OPTIONS ignored. Fails the test if MR_init fails
+ * or the number of engines differs. */
 static inline void mr_test_start(int engines, const char *opts) {
   char text[256];
   MR_Config c;

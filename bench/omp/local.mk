@@ -11,7 +11,7 @@
 
 omp_bench_kernels = bench/omp/fib bench/omp/nqueens bench/omp/uts bench/omp/mergesort \
 	bench/omp/gs bench/omp/fanout bench/omp/loop bench/omp/barrier
-omp_bench_cflags = $(AM_CFLAGS) -O2 -fopenmp
+omp_bench_cflags = $(MR_CFLAGS) -O2 -fopenmp
 
 # make check runs run.sh --check (tiny inputs, every runtime found, 1 and 2 threads) when the
 # peers were found at configure time (nettle, for UTS); it exits 77, a skip, when libmrgomp is
@@ -35,25 +35,33 @@ clean-omp-bench:
 
 # Each kernel is the one file bench/omp/NAME.c (automake's default source), including
 # ompbench.h, which EXTRA_DIST ships. The flags cannot be shared through AM_CFLAGS, which is
-# the whole tree's, so each kernel names them.
+# the ABI tests' (Check's flags), so each kernel names them; and each names its libraries, since
+# the default LDADD would link libmrengine.
 omp_bench_ldflags = -fopenmp
 bench_omp_fib_CFLAGS = $(omp_bench_cflags)
 bench_omp_fib_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_fib_LDADD =
 bench_omp_nqueens_CFLAGS = $(omp_bench_cflags)
 bench_omp_nqueens_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_nqueens_LDADD =
 bench_omp_uts_CFLAGS = $(omp_bench_cflags) $(NETTLE_CFLAGS)
 bench_omp_uts_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_uts_LDADD = $(NETTLE_LIBS) -lm
 bench_omp_mergesort_CFLAGS = $(omp_bench_cflags)
 bench_omp_mergesort_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_mergesort_LDADD =
 bench_omp_gs_CFLAGS = $(omp_bench_cflags)
 bench_omp_gs_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_gs_LDADD =
 bench_omp_fanout_CFLAGS = $(omp_bench_cflags)
 bench_omp_fanout_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_fanout_LDADD =
 bench_omp_loop_CFLAGS = $(omp_bench_cflags)
 bench_omp_loop_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_loop_LDADD =
 bench_omp_barrier_CFLAGS = $(omp_bench_cflags)
 bench_omp_barrier_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_barrier_LDADD =
 
 OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =
