@@ -48,7 +48,8 @@ std::size_t env_stacksize();
 // nteams-var and teams-thread-limit-var (0: unset): the league size of a teams construct
 // without num_teams, and what omp_get_teams_thread_limit reports; read from OMP_NUM_TEAMS and
 // OMP_TEAMS_THREAD_LIMIT when the library is loaded, set by omp_set_num_teams and
-// omp_set_teams_thread_limit.
+// omp_set_teams_thread_limit. Loaded and stored relaxed: values of their own, with no data
+// published through them.
 extern std::atomic<int> nteams_var;
 extern std::atomic<int> teams_thread_limit_var;
 
