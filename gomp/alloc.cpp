@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 
-#include "gomp.hpp"
+#include "current.hpp"
+#include "export.hpp"
+#include "fatal.hpp"
+#include "records.hpp"
 
 namespace mrg {
 namespace {
@@ -42,7 +45,8 @@ void *allocate(size_t align, size_t size, uintptr_t handle) {
   if (handle == 0) handle = current()->icv.def_allocator;
   for (;;) {
     Allocator *a = custom(handle);
-    size_t alignment = std::max<size_t>({align, a ? a->alignment : size_t{1}, alignof(Header), size_t{16}});
+    size_t alignment =
+        std::max<size_t>({align, a ? a->alignment : size_t{1}, alignof(Header), size_t{16}});
     if (alignment & (alignment - 1)) return nullptr;
     bool fits = true;
     if (a) {
@@ -59,7 +63,8 @@ void *allocate(size_t align, size_t size, uintptr_t handle) {
       size_t total = sizeof(Header) + alignment + size;
       char *base = static_cast<char *>(malloc(total));
       if (base) {
-        auto p = (reinterpret_cast<uintptr_t>(base) + sizeof(Header) + alignment - 1) & ~(alignment - 1);
+        auto p = (reinterpret_cast<uintptr_t>(base) + sizeof(Header) + alignment - 1) &
+                 ~(alignment - 1);
         auto *h = reinterpret_cast<Header *>(p) - 1;
         h->base = base;
         h->size = size;

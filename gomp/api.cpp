@@ -1,14 +1,16 @@
-// api.cpp: the omp_* routines: team and thread queries, ICVs, time, and the host-only device,
-// teams, places and memory routines.
-#include <limits.h>
+// api.cpp: the omp_* routines: team and thread queries, ICVs, time, the host-only device and
+// places queries, pausing, and omp_display_env. (The teams, locks, allocators and device memory
+// routines are with their constructs.)
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 
-#include "gomp.hpp"
+#include "current.hpp"
+#include "env.hpp"
+#include "export.hpp"
+#include "mrengine.h"
+#include "records.hpp"
 
 using namespace mrg;
 
@@ -17,11 +19,7 @@ MRG_EXPORT int omp_get_num_threads(void) { return current()->team->n; }
 MRG_EXPORT int omp_get_max_threads(void) { return current()->icv.nthreads; }
 MRG_EXPORT void omp_set_num_threads(int n) { current()->icv.nthreads = std::max(1, n); }
 MRG_EXPORT int omp_in_parallel(void) { return current()->team->active_level > 0; }
-MRG_EXPORT int omp_get_num_procs(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-}
+MRG_EXPORT int omp_get_num_procs(void) { return num_procs(); }
 MRG_EXPORT void omp_set_dynamic(int d) { current()->icv.dyn = d != 0; }
 MRG_EXPORT int omp_get_dynamic(void) { return current()->icv.dyn; }
 MRG_EXPORT void omp_set_nested(int nested) { current()->icv.max_active_levels = nested ? 255 : 1; }
@@ -32,8 +30,7 @@ MRG_EXPORT void omp_set_max_active_levels(int n) {
 MRG_EXPORT int omp_get_max_active_levels(void) { return current()->icv.max_active_levels; }
 MRG_EXPORT int omp_get_supported_active_levels(void) { return 255; }
 MRG_EXPORT int omp_get_thread_limit(void) {
-  current();
-  int limit = current()->team->teams_thread_limit;
+  int limit = current()->team->teams_thread_limit;  // (the environment is read)
   return limit > 0 ? std::min(limit, G.thread_limit) : G.thread_limit;
 }
 MRG_EXPORT int omp_get_level(void) { return current()->team->level; }
@@ -60,7 +57,9 @@ MRG_EXPORT void omp_set_schedule(int kind, int chunk) {
 MRG_EXPORT void omp_get_schedule(int *kind, int *chunk) {
   const Icv &icv = current()->icv;
   *kind = icv.sched;
-  *chunk = icv.sched == SCHED_AUTO ? 0 : (icv.chunk > 0 ? icv.chunk : (icv.sched == SCHED_STATIC ? 0 : 1));
+  if (icv.sched == SCHED_AUTO) *chunk = 0;
+  else if (icv.chunk > 0) *chunk = icv.chunk;
+  else *chunk = icv.sched == SCHED_STATIC ? 0 : 1;
 }
 MRG_EXPORT int omp_in_final(void) { return current()->final_; }
 MRG_EXPORT int omp_get_max_task_priority(void) {
@@ -90,33 +89,8 @@ MRG_EXPORT int omp_is_initial_device(void) { return 1; }
 MRG_EXPORT int omp_get_initial_device(void) { return 0; }  // == omp_get_num_devices()
 MRG_EXPORT int omp_get_device_num(void) { return 0; }
 
-// ---- one team of teams, no places ------------------------------------------------------------
+// ---- no places -----------------------------------------------------------------------------
 
-// nteams-var and teams-thread-limit-var (0: unset): the league size of a teams construct
-// without num_teams, and what omp_get_teams_thread_limit reports.
-static int env_positive(const char *name) {
-  const char *s = getenv(name);
-  int v = s ? atoi(s) : 0;
-  return v > 0 ? v : 0;
-}
-static std::atomic<int> nteams_var{env_positive("OMP_NUM_TEAMS")};
-static std::atomic<int> teams_thread_limit_var{env_positive("OMP_TEAMS_THREAD_LIMIT")};
-MRG_EXPORT int omp_get_num_teams(void) { return current()->team->num_teams; }
-MRG_EXPORT int omp_get_team_num(void) { return current()->team->team_num; }
-// relaxed: a value of its own, with no data published through it.
-MRG_EXPORT int omp_get_max_teams(void) { return nteams_var.load(std::memory_order_relaxed); }
-MRG_EXPORT void omp_set_num_teams(int n) {
-  // relaxed: as above.
-  if (n > 0) nteams_var.store(n, std::memory_order_relaxed);
-}
-MRG_EXPORT int omp_get_teams_thread_limit(void) {
-  // relaxed: as above.
-  return teams_thread_limit_var.load(std::memory_order_relaxed);
-}
-MRG_EXPORT void omp_set_teams_thread_limit(int n) {
-  // relaxed: as above.
-  if (n > 0) teams_thread_limit_var.store(n, std::memory_order_relaxed);
-}
 MRG_EXPORT int omp_get_num_places(void) { return 0; }
 MRG_EXPORT int omp_get_place_num(void) { return -1; }
 MRG_EXPORT int omp_get_place_num_procs(int place) {

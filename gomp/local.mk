@@ -5,16 +5,57 @@
 # LD_LIBRARY_PATH=$(libdir)/mrengine.
 gompdir = $(libdir)/mrengine
 gomp_LTLIBRARIES = gomp/libgomp.la
+# In the order of doc/gomp.md's map of the code, from the lowest floor.
 gomp_libgomp_la_SOURCES = \
-	gomp/gomp.hpp \
-	gomp/team.cpp \
+	gomp/export.hpp \
+	gomp/fatal.hpp \
+	gomp/fatal.cpp \
+	gomp/backoff.hpp \
+	gomp/backoff.cpp \
+	gomp/iter.hpp \
+	gomp/env.hpp \
+	gomp/env.cpp \
+	gomp/depend.hpp \
+	gomp/depend.cpp \
+	gomp/records.hpp \
+	gomp/runtime.hpp \
+	gomp/runtime.cpp \
+	gomp/unsupported.cpp \
+	gomp/current.hpp \
+	gomp/current.cpp \
+	gomp/ordered.hpp \
+	gomp/ordered.cpp \
+	gomp/task.hpp \
 	gomp/task.cpp \
-	gomp/sync.cpp \
-	gomp/loop.cpp \
-	gomp/api.cpp \
-	gomp/target.cpp \
+	gomp/lock.hpp \
+	gomp/lock.cpp \
 	gomp/alloc.cpp \
-	gomp/unsupported.cpp
+	gomp/teams.cpp \
+	gomp/api.cpp \
+	gomp/workshare.hpp \
+	gomp/workshare.cpp \
+	gomp/barrier.hpp \
+	gomp/barrier.cpp \
+	gomp/critical.cpp \
+	gomp/target.cpp \
+	gomp/reduction.hpp \
+	gomp/reduction.cpp \
+	gomp/team.hpp \
+	gomp/team.cpp \
+	gomp/single.cpp \
+	gomp/pool.hpp \
+	gomp/pool.cpp \
+	gomp/resident.hpp \
+	gomp/resident.cpp \
+	gomp/scope.cpp \
+	gomp/taskloop.cpp \
+	gomp/parallel.hpp \
+	gomp/parallel.cpp \
+	gomp/loop.hpp \
+	gomp/loop.cpp \
+	gomp/doacross.cpp \
+	gomp/sections.cpp \
+	gomp/cancel.cpp
 # The public headers, and the engine's header-only helpers by their path from the top
 # (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
 gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
@@ -25,7 +66,11 @@ gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
-	tests/gomp/check-suite.sh tests/gomp/check-design.sh
+	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh
+
+# doc/gomp.md's map of the code against gomp/'s #include lines (it needs no OpenMP compiler).
+TESTS += tests/gomp/check-layers.sh
+EXTRA_DIST += doc/gomp.md
 
 # The design tests: gcc -fopenmp programs run against this library (check-design.sh sets the
 # library path), and the core tier of gcc's own libgomp test suite (check-suite.sh).

@@ -1,67 +1,36 @@
-// loop.cpp: work-sharing loops and sections.
+// loop.cpp: work-sharing loops: handing out chunks of every schedule, the GOMP_loop_* entry
+// points (ordered loops' too), the end of a loop, and the combined parallel loops.
 //
 // A loop is handed out in iteration numbers 0..n-1 (n computed once by the member that creates
-// the work-share) and turned back into the program's bounds for each chunk. Members meet
-// work-shares in the same order, so the k-th work-share a member begins is the team's k-th: the
-// team keeps the live ones by that number, and the last member to end one resets it and gives
-// it back to the team for a later one.
-#include <stdarg.h>
-#include <string.h>
-
+// the work-share, iter.hpp) and turned back into the program's bounds for each chunk.
 #include <algorithm>
-#include <new>
-#include <type_traits>
 
-#include "gomp.hpp"
+#include "barrier.hpp"
+#include "current.hpp"
+#include "env.hpp"
+#include "export.hpp"
+#include "fatal.hpp"
+#include "loop.hpp"
+#include "ordered.hpp"
+#include "parallel.hpp"
+#include "records.hpp"
+#include "reduction.hpp"
+#include "runtime.hpp"
+#include "task.hpp"
+#include "workshare.hpp"
 
 namespace mrg {
 
 namespace {
-
-// Begin the member's next work-share: the team's, made and initialised by init(w) under
-// ws_lock if this member is the first to reach it.
-template <class Init>
-WorkShare *ws_begin(Task *self, Init init) {
-  Team *t = self->team;
-  unsigned seq = ++self->ws_seq;
-  self->static_trip = 0;
-  std::lock_guard<std::mutex> lk(t->ws_lock);
-  WorkShare *&w = t->ws[seq];
-  if (!w) {
-    w = ws_take(t);
-    w->seq = seq;
-    // relaxed: published by ws_lock.
-    w->left.store(t->n, std::memory_order_relaxed);
-    init(w);
-  }
-  self->ws = w;
-  return w;
-}
 
 constexpr unsigned kMonotonic = 0x80000000u;
 // Ours, or'ed into the kind by the nonmonotonic dynamic entry points (the ABI's kinds use the
 // low bits and kMonotonic).
 constexpr int kNonmonotonic = 0x40000000;
 
-std::uint64_t trip_count(std::int64_t start, std::int64_t end, std::int64_t incr) {
-  __int128 s = start, e = end, i = incr;
-  if (i > 0) return s < e ? static_cast<std::uint64_t>((e - s + i - 1) / i) : 0;
-  if (i < 0) return s > e ? static_cast<std::uint64_t>((s - e - i - 1) / -i) : 0;
-  return 0;
-}
-
-std::uint64_t trip_count_ull(bool up, std::uint64_t start, std::uint64_t end, std::uint64_t incr) {
-  unsigned __int128 s = start, e = end;
-  if (up) return s < e ? static_cast<std::uint64_t>((e - s + incr - 1) / incr) : 0;
-  unsigned __int128 step = static_cast<std::uint64_t>(-incr);  // incr is negative as bits
-  return s > e ? static_cast<std::uint64_t>((s - e + step - 1) / step) : 0;
-}
-
 // Dynamic loops whose iteration count and chunk are below these hand chunks out by fetch-add.
-constexpr std::uint64_t kFetchAddMaxN = std::uint64_t{1} << 62, kFetchAddMaxChunk = std::uint64_t{1} << 31;
-
-// Nonmonotonic dynamic loops with fewer chunks than this split them into runs per member.
-constexpr std::uint64_t kStealMaxChunks = std::uint64_t{1} << 30;
+constexpr std::uint64_t kFetchAddMaxN = std::uint64_t{1} << 62,
+                        kFetchAddMaxChunk = std::uint64_t{1} << 31;
 
 // The next chunk number of a member of a nonmonotonic dynamic loop: the front of its own run,
 // else the back half of the longest other run (the rest of it becomes the member's run).
@@ -191,18 +160,8 @@ bool next_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   }
 }
 
-// Ordered loops: once every earlier chunk has been handed over, hand over the member's chunk.
-void ordered_handover(Task *self) {
-  WorkShare *w = self->ws;
-  unsigned round = 0;
-  // acquire: the ordered regions of earlier chunks happen before ours.
-  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
-  // release: ours happen before the next chunk's.
-  w->ordered_next.store(self->ord_hi, std::memory_order_release);
-  self->ord_held = false;
-}
+}  // namespace
 
-// The member's next chunk, with the ordered-loop bookkeeping.
 bool take_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   WorkShare *w = self->ws;
   if (w && w->ordered && self->ord_held) ordered_handover(self);
@@ -214,6 +173,8 @@ bool take_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi) {
   }
   return true;
 }
+
+namespace {
 
 bool next_long(long *istart, long *iend) {
   Task *self = current();
@@ -235,15 +196,6 @@ bool next_ull(unsigned long long *istart, unsigned long long *iend) {
   *istart = start + lo * incr;
   *iend = hi == w->n ? static_cast<std::uint64_t>(w->end) : start + hi * incr;
   return true;
-}
-
-// The team-shared memory of a work-share: *mem holds the bytes wanted, and gets the block.
-void *ws_mem(std::uintptr_t bytes) {
-  size_t size = (bytes + 63) / 64 * 64;
-  void *p = aligned_alloc(64, size ? size : 64);
-  if (!p) die("out of memory for a work-share's memory");
-  memset(p, 0, size ? size : 64);
-  return p;
 }
 
 // Begin a loop work-share of schedule `kind` (chunk c): init(w, kind, c) fills in the bounds,
@@ -270,7 +222,7 @@ bool start_loop(int kind, std::int64_t c, bool ordered, void **mem, uintptr_t *r
 bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
                 bool ordered = false, void **mem = nullptr, uintptr_t *reductions = nullptr) {
   auto init = [&](WorkShare *w, int k, std::int64_t c) {
-    ws_init_loop(w, k, start, end, incr, c, 0);
+    ws_init_loop(w, k, start, end, incr, c);
   };
   return start_loop(kind, chunk, ordered, mem, reductions, init,
                     [&] { return !istart || next_long(istart, iend); });
@@ -281,7 +233,7 @@ bool start_ull(int kind, bool up, unsigned long long start, unsigned long long e
                unsigned long long *iend, bool ordered = false, void **mem = nullptr,
                uintptr_t *reductions = nullptr) {
   auto init = [&](WorkShare *w, int k, std::int64_t c) {
-    ws_init_ull(w, k, up, start, end, incr, static_cast<std::uint64_t>(c), 0);
+    ws_init_ull(w, k, up, start, end, incr, static_cast<std::uint64_t>(c));
   };
   return start_loop(kind, static_cast<std::int64_t>(chunk), ordered, mem, reductions, init,
                     [&] { return !istart || next_ull(istart, iend); });
@@ -300,98 +252,6 @@ int resolve_kind(int kind, std::int64_t *chunk) {
   if (kind != SCHED_STATIC && *chunk < 1) *chunk = 1;
   if (*chunk < 0) *chunk = 0;
   return kind;
-}
-
-// Called by the member that creates the work-share, under ws_lock, whose release publishes the
-// fields to the other members.
-void ws_init_loop(WorkShare *w, int kind, std::int64_t start, std::int64_t end, std::int64_t incr,
-                  std::int64_t chunk, int nthreads) {
-  (void)nthreads;
-  w->kind = kind;
-  w->start = start;
-  w->end = end;
-  w->incr = incr;
-  w->n = trip_count(start, end, incr);
-  w->chunk = static_cast<std::uint64_t>(chunk);
-}
-
-void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint64_t end,
-                 std::uint64_t incr, std::uint64_t chunk, int nthreads) {
-  (void)nthreads;
-  w->kind = kind;
-  w->ull = true;
-  w->up = up;
-  w->start = static_cast<std::int64_t>(start);
-  w->end = static_cast<std::int64_t>(end);
-  w->incr = static_cast<std::int64_t>(incr);
-  w->n = trip_count_ull(up, start, end, incr);
-  w->chunk = chunk;
-}
-
-void ws_init_runs(WorkShare *w, int nthreads) {
-  if (w->kind != SCHED_DYNAMIC || nthreads < 2) return;
-  std::uint64_t chunks = w->n / w->chunk + (w->n % w->chunk != 0);
-  if (chunks >= kStealMaxChunks) return;
-  auto members = static_cast<std::uint64_t>(nthreads);
-  if (w->runs_size != members) {
-    w->runs.reset(new WorkShare::Run[members]);
-    w->runs_size = members;
-  }
-  // The runs share every chunk but the last (WorkShare::Run).
-  std::uint64_t shared = chunks ? chunks - 1 : 0;
-  for (std::uint64_t i = 0; i < members; i++) {
-    std::uint64_t first = shared * i / members, end = shared * (i + 1) / members;
-    // relaxed: published with the work-share (ws_lock, or the team's start).
-    w->runs[i].span.store(first << 32 | end, std::memory_order_relaxed);
-    w->runs[i].took_last = false;
-  }
-  // relaxed: as above.
-  w->last_taken.store(chunks == 0, std::memory_order_relaxed);
-  w->steal = true;
-}
-
-WorkShare *ws_take(Team *t) {
-  if (t->ws_free.empty()) return new WorkShare;
-  WorkShare *w = t->ws_free.back();
-  t->ws_free.pop_back();
-  return w;
-}
-
-void ws_copy_loop(WorkShare *w, const WorkShare &spec) {
-  w->kind = spec.kind;
-  w->ull = spec.ull;
-  w->up = spec.up;
-  w->n = spec.n;
-  w->chunk = spec.chunk;
-  w->start = spec.start;
-  w->incr = spec.incr;
-  w->end = spec.end;
-  w->nonmonotonic = spec.nonmonotonic;
-}
-
-void ws_release(Team *t, WorkShare *w) {
-  // acq_rel: the last member sees every other member done with it before reusing it.
-  if (w->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // Back to a new work-share's state, keeping the runs' memory (the team's size is fixed).
-    unsigned seq = w->seq;
-    std::unique_ptr<WorkShare::Run[]> runs = std::move(w->runs);
-    std::size_t runs_size = w->runs_size;
-    w->~WorkShare();
-    new (w) WorkShare;
-    w->runs = std::move(runs);
-    w->runs_size = runs_size;
-    std::lock_guard<std::mutex> lk(t->ws_lock);
-    t->ws.erase(seq);
-    t->ws_free.push_back(w);
-  }
-}
-
-void ws_end(Task *self) {
-  WorkShare *w = self->ws;
-  if (!w) return;
-  if (self->ord_held) ordered_handover(self);
-  self->ws = nullptr;
-  ws_release(self->team, w);
 }
 
 }  // namespace mrg
@@ -532,163 +392,6 @@ MRG_ULL_NEXT(GOMP_loop_ull_ordered_dynamic_next)
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_guided_next)
 MRG_ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
 
-// The ordered region of the member's current iteration runs once every earlier chunk has been
-// handed over; iterations within a chunk are in order on the member itself.
-MRG_EXPORT void GOMP_ordered_start(void) {
-  Task *self = current();
-  WorkShare *w = self->ws;
-  if (!w || !w->ordered || !self->ord_held) return;  // not in an ordered loop: nothing to order
-  unsigned round = 0;
-  // acquire: as ordered_handover.
-  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
-}
-
-MRG_EXPORT void GOMP_ordered_end(void) {}
-
-// ---- doacross loops: ordered(n) with depend(sink) and depend(source) -------------------------
-//
-// The outermost loop's logical iterations (0..counts[0]-1) are scheduled as an ordinary loop;
-// post and wait name iterations of the whole nest by their logical numbers.
-
-namespace {
-
-constexpr std::uint64_t kDoacrossMax = std::uint64_t(1) << 28;  // flags: 256 MiB at most
-
-template <class T>
-bool doacross_start(const char *symbol, int kind, unsigned ncounts, const T *counts, long chunk,
-                    T *istart, T *iend) {
-  Task *self = current();
-  std::int64_t c = chunk;
-  kind = resolve_kind(kind, &c);
-  ws_begin(self, [&](WorkShare *w) {
-    ws_init_loop(w, kind, 0, static_cast<std::int64_t>(counts[0]), 1, c, 0);
-    std::uint64_t total = 1;
-    for (unsigned d = 0; d < ncounts; d++) {
-      std::uint64_t n = static_cast<std::uint64_t>(counts[d]);
-      w->doacross_counts.push_back(n);
-      if (n && total > kDoacrossMax / n) unsupported(symbol, "more than 2^28 iterations");
-      total *= n;
-    }
-    w->doacross_done.reset(new std::atomic<unsigned char>[total ? total : 1]());
-  });
-  std::uint64_t lo, hi;
-  if (!take_chunk(self, &lo, &hi)) return false;
-  *istart = static_cast<T>(lo);
-  *iend = static_cast<T>(hi);
-  return true;
-}
-
-// The flag of iteration `iter` of the nest, or nullptr if it is outside the iteration space
-// (a sink outside it names no iteration: nothing to wait for).
-template <class T>
-std::atomic<unsigned char> *doacross_flag(const WorkShare *w, const T *iter) {
-  std::uint64_t index = 0;
-  for (size_t d = 0; d < w->doacross_counts.size(); d++) {
-    if constexpr (std::is_signed_v<T>)
-      if (iter[d] < 0) return nullptr;
-    auto v = static_cast<std::uint64_t>(iter[d]);
-    if (v >= w->doacross_counts[d]) return nullptr;
-    index = index * w->doacross_counts[d] + v;
-  }
-  return &w->doacross_done[index];
-}
-
-template <class T>
-void doacross_post(const T *iter) {
-  WorkShare *w = current()->ws;
-  if (!w || !w->doacross_done) return;
-  // release: the iteration's work happens before a waiter's (depend(source)).
-  if (auto *f = doacross_flag(w, iter)) f->store(1, std::memory_order_release);
-}
-
-template <class T>
-void doacross_wait(const T *iter) {
-  WorkShare *w = current()->ws;
-  if (!w || !w->doacross_done) return;
-  auto *f = doacross_flag(w, iter);
-  if (!f) return;
-  unsigned round = 0;
-  // acquire: pairs with the post's release.
-  while (f->load(std::memory_order_acquire) == 0) backoff(&round);
-}
-
-}  // namespace
-
-#define MRG_DOACROSS_START(name, kind)                                                        \
-  MRG_EXPORT bool name(unsigned ncounts, long *counts, long chunk, long *istart, long *iend) { \
-    return doacross_start<long>(#name, kind, ncounts, counts, chunk, istart, iend);            \
-  }
-MRG_DOACROSS_START(GOMP_loop_doacross_static_start, SCHED_STATIC)
-MRG_DOACROSS_START(GOMP_loop_doacross_dynamic_start, SCHED_DYNAMIC)
-MRG_DOACROSS_START(GOMP_loop_doacross_guided_start, SCHED_GUIDED)
-MRG_EXPORT bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long *counts, long *istart,
-                                                 long *iend) {
-  return doacross_start<long>("GOMP_loop_doacross_runtime_start", SCHED_RUNTIME, ncounts, counts,
-                              0, istart, iend);
-}
-MRG_EXPORT bool GOMP_loop_doacross_start(unsigned ncounts, long *counts, long sched, long chunk,
-                                         long *istart, long *iend, uintptr_t *reductions,
-                                         void **mem) {
-  if (reductions) unsupported("GOMP_loop_doacross_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_doacross_start", "work-share memory");
-  return doacross_start<long>("GOMP_loop_doacross_start", static_cast<int>(sched), ncounts,
-                              counts, chunk, istart, iend);
-}
-
-#define MRG_ULL_DOACROSS_START(name, kind)                                                 \
-  MRG_EXPORT bool name(unsigned ncounts, unsigned long long *counts,                       \
-                       unsigned long long chunk, unsigned long long *istart,               \
-                       unsigned long long *iend) {                                         \
-    return doacross_start<unsigned long long>(#name, kind, ncounts, counts,                \
-                                              static_cast<long>(chunk), istart, iend);     \
-  }
-MRG_ULL_DOACROSS_START(GOMP_loop_ull_doacross_static_start, SCHED_STATIC)
-MRG_ULL_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, SCHED_DYNAMIC)
-MRG_ULL_DOACROSS_START(GOMP_loop_ull_doacross_guided_start, SCHED_GUIDED)
-MRG_EXPORT bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, unsigned long long *counts,
-                                                     unsigned long long *istart,
-                                                     unsigned long long *iend) {
-  return doacross_start<unsigned long long>("GOMP_loop_ull_doacross_runtime_start", SCHED_RUNTIME,
-                                            ncounts, counts, 0, istart, iend);
-}
-MRG_EXPORT bool GOMP_loop_ull_doacross_start(unsigned ncounts, unsigned long long *counts,
-                                             long sched, unsigned long long chunk,
-                                             unsigned long long *istart, unsigned long long *iend,
-                                             uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_loop_ull_doacross_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_ull_doacross_start", "work-share memory");
-  return doacross_start<unsigned long long>("GOMP_loop_ull_doacross_start",
-                                            static_cast<int>(sched), ncounts, counts,
-                                            static_cast<long>(chunk), istart, iend);
-}
-
-MRG_EXPORT void GOMP_doacross_post(long *counts) { doacross_post(counts); }
-MRG_EXPORT void GOMP_doacross_ull_post(unsigned long long *counts) { doacross_post(counts); }
-
-// The sink iteration comes as variadic arguments, one per loop of the nest.
-MRG_EXPORT void GOMP_doacross_wait(long first, ...) {
-  WorkShare *w = current()->ws;
-  if (!w || !w->doacross_done) return;
-  std::vector<long> iter{first};
-  va_list ap;
-  va_start(ap, first);
-  for (size_t d = 1; d < w->doacross_counts.size(); d++) iter.push_back(va_arg(ap, long));
-  va_end(ap);
-  doacross_wait(iter.data());
-}
-
-MRG_EXPORT void GOMP_doacross_ull_wait(unsigned long long first, ...) {
-  WorkShare *w = current()->ws;
-  if (!w || !w->doacross_done) return;
-  std::vector<unsigned long long> iter{first};
-  va_list ap;
-  va_start(ap, first);
-  for (size_t d = 1; d < w->doacross_counts.size(); d++)
-    iter.push_back(va_arg(ap, unsigned long long));
-  va_end(ap);
-  doacross_wait(iter.data());
-}
-
 // ---- the end of a loop ----------------------------------------------------------------------
 
 MRG_EXPORT void GOMP_loop_end(void) {
@@ -702,18 +405,19 @@ MRG_EXPORT void GOMP_loop_end_nowait(void) { ws_end(current()); }
 
 // ---- combined parallel loops ------------------------------------------------------------------
 
-namespace {
+namespace mrg {
 
-// The first work-share of a combined parallel loop's team, as parallel_begin copies it.
-struct Preset : WorkShare {
-  Preset(int kind, long start, long end, long incr, long chunk) {
-    ensure_runtime();
-    std::int64_t c = chunk;
-    nonmonotonic = (kind & kNonmonotonic) != 0;  // its runs are made once the team's size is known
-    kind = resolve_kind(kind & ~kNonmonotonic, &c);
-    ws_init_loop(this, kind, start, end, incr, c, 0);
-  }
-};
+Preset::Preset(int kind, long start, long end, long incr, long chunk) {
+  ensure_runtime();
+  std::int64_t c = chunk;
+  nonmonotonic = (kind & kNonmonotonic) != 0;  // its runs are made once the team's size is known
+  kind = resolve_kind(kind & ~kNonmonotonic, &c);
+  ws_init_loop(this, kind, start, end, incr, c);
+}
+
+}  // namespace mrg
+
+namespace {
 
 void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, long start,
                    long end, long incr, long chunk) {
@@ -759,64 +463,4 @@ MRG_EXPORT void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data,
                                                  long start, long end, long incr) {
   Preset spec(SCHED_RUNTIME, start, end, incr, 0);
   parallel_begin(fn, data, nthreads, &spec);
-}
-
-// ---- sections: a dynamic loop over 1..count, one section at a time ---------------------------
-
-namespace {
-
-unsigned next_section() {
-  Task *self = current();
-  std::uint64_t lo, hi;
-  if (!take_chunk(self, &lo, &hi)) return 0;
-  return static_cast<unsigned>(lo + 1);
-}
-
-}  // namespace
-
-MRG_EXPORT unsigned GOMP_sections_start(unsigned count) {
-  ws_begin(current(), [&](WorkShare *w) { ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0); });
-  return next_section();
-}
-
-MRG_EXPORT unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem) {
-  Task *self = current();
-  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
-    ws_init_loop(w, SCHED_DYNAMIC, 0, count, 1, 1, 0);
-    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
-  });
-  if (mem) *mem = ws->mem;
-  if (reductions) ws_reductions(self, ws, reductions);
-  return next_section();
-}
-
-// The scope construct with task reductions: a work-share with no work whose reductions every
-// member shares; it ends at GOMP_workshare_task_reduction_unregister.
-MRG_EXPORT void GOMP_scope_start(uintptr_t *reductions) {
-  if (!reductions) return;
-  Task *self = current();
-  WorkShare *ws = ws_begin(self, [&](WorkShare *w) { ws_init_loop(w, SCHED_STATIC, 0, 0, 1, 0, 0); });
-  ws_reductions(self, ws, reductions);
-  // The scope's work-share ends when its reductions are unregistered (scopes may nest, so
-  // the member's current work-share is not necessarily this one then).
-  self->ws_reds.back().second = ws;
-  self->ws = nullptr;
-}
-
-MRG_EXPORT unsigned GOMP_sections_next(void) { return next_section(); }
-
-MRG_EXPORT void GOMP_sections_end(void) { GOMP_loop_end(); }
-MRG_EXPORT void GOMP_sections_end_nowait(void) { GOMP_loop_end_nowait(); }
-
-MRG_EXPORT void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned nthreads,
-                                             unsigned count) {
-  Preset spec(SCHED_DYNAMIC, 0, count, 1, 1);
-  parallel_begin(fn, data, nthreads, &spec);
-}
-
-MRG_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nthreads,
-                                       unsigned count, unsigned flags) {
-  (void)flags;
-  Preset spec(SCHED_DYNAMIC, 0, count, 1, 1);
-  parallel(fn, data, nthreads, &spec);
 }

@@ -5,13 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gomp.hpp"
+#include <algorithm>
+#include <vector>
+
+#include "current.hpp"
+#include "env.hpp"
+#include "export.hpp"
+#include "fatal.hpp"
+#include "records.hpp"
+#include "task.hpp"
 
 namespace mrg {
 namespace {
 
 // Map kinds of the ABI: the low byte is the kind, the high byte log2 of the alignment.
-constexpr unsigned kMapFirstprivate = 12, kMapFirstprivateInt = 13;
+constexpr unsigned kMapFirstprivate = 12;
 
 struct TargetRun {
   void (*fn)(void *);
@@ -24,8 +32,8 @@ struct TargetRun {
 
 void run_target(void *p) {
   auto *r = static_cast<TargetRun *>(p);
-  // Firstprivate variables: the region works on copies. FIRSTPRIVATE_INT values are passed in
-  // the address slot itself and need nothing.
+  // Firstprivate variables: the region works on copies. FIRSTPRIVATE_INT values (kind 13) are
+  // passed in the address slot itself and need nothing.
   std::vector<void *> addrs(r->hostaddrs, r->hostaddrs + r->mapnum);
   std::vector<void *> copies;
   for (size_t i = 0; i < r->mapnum; i++) {
@@ -40,7 +48,6 @@ void run_target(void *p) {
     addrs[i] = copy;
     copies.push_back(copy);
   }
-  (void)kMapFirstprivateInt;
   // The region is a new initial task, alone in its team, outside any parallel region (its
   // teams construct, if any, makes the league: GOMP_teams4).
   Task *self = current();
@@ -65,15 +72,10 @@ void run_target(void *p) {
 
 using namespace mrg;
 
-MRG_EXPORT void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                          long arg_size, long arg_align, bool if_clause, unsigned flags,
-                          void **depend, int priority, void *detach);
-
 namespace {
 // The construct's dependences, as an undeferred task's (nowait may defer; it need not).
 void run_with_depend(void (*fn)(void *), void *arg, void **depend) {
-  constexpr unsigned kDependFlag = 1u << 3;
-  GOMP_task(fn, arg, nullptr, 0, 1, false, depend ? kDependFlag : 0, depend, 0, nullptr);
+  GOMP_task(fn, arg, nullptr, 0, 1, false, depend ? kDepend : 0, depend, 0, nullptr);
 }
 void nothing(void *) {}
 }  // namespace
@@ -118,26 +120,6 @@ MRG_EXPORT void GOMP_target_enter_exit_data(int device, size_t mapnum, void **ho
   if (depend) run_with_depend(nothing, nullptr, depend);
 }
 
-// teams inside a target region: the league's teams one after the other, as the caller loops
-// `while (GOMP_teams4 (...)) body;`.
-MRG_EXPORT bool GOMP_teams4(unsigned num_teams_low, unsigned num_teams_high, unsigned thread_limit,
-                            bool first) {
-  (void)num_teams_high;
-  Team *t = current()->team;
-  if (first) {
-    t->num_teams = num_teams_low ? static_cast<int>(num_teams_low) : 1;
-    t->team_num = 0;
-    t->teams_thread_limit = static_cast<int>(thread_limit);
-    return true;
-  }
-  if (t->team_num + 1 < t->num_teams) {
-    t->team_num++;
-    return true;
-  }
-  t->teams_thread_limit = 0;
-  return false;
-}
-
 // ---- device memory routines: the host is the only device (number 0) --------------------------
 
 MRG_EXPORT void *omp_target_alloc(size_t size, int device) {
@@ -153,7 +135,8 @@ MRG_EXPORT int omp_target_is_present(const void *p, int device) {
 MRG_EXPORT int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dst_offset,
                                  size_t src_offset, int dst_device, int src_device) {
   if (dst_device != 0 || src_device != 0) return 22;  // EINVAL: no such device
-  memcpy(static_cast<char *>(dst) + dst_offset, static_cast<const char *>(src) + src_offset, length);
+  memcpy(static_cast<char *>(dst) + dst_offset, static_cast<const char *>(src) + src_offset,
+         length);
   return 0;
 }
 
@@ -161,9 +144,9 @@ namespace {
 
 // One dimension of omp_target_memcpy_rect at a time: element_size is the bytes of one element
 // of the innermost dimension, each outer step moves by the product of the inner dimensions.
-void copy_rect(char *dst, const char *src, size_t element_size, int num_dims, const size_t *volume,
-               const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions,
-               const size_t *src_dimensions) {
+void copy_rect(char *dst, const char *src, size_t element_size, int num_dims,
+               const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets,
+               const size_t *dst_dimensions, const size_t *src_dimensions) {
   if (num_dims == 1) {
     memcpy(dst + dst_offsets[0] * element_size, src + src_offsets[0] * element_size,
            volume[0] * element_size);
@@ -182,15 +165,15 @@ void copy_rect(char *dst, const char *src, size_t element_size, int num_dims, co
 
 }  // namespace
 
-MRG_EXPORT int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims,
-                                      const size_t *volume, const size_t *dst_offsets,
-                                      const size_t *src_offsets, const size_t *dst_dimensions,
-                                      const size_t *src_dimensions, int dst_device,
-                                      int src_device) {
+MRG_EXPORT int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size,
+                                      int num_dims, const size_t *volume,
+                                      const size_t *dst_offsets, const size_t *src_offsets,
+                                      const size_t *dst_dimensions, const size_t *src_dimensions,
+                                      int dst_device, int src_device) {
   if (!dst && !src) return 0x7fffffff;  // the number of dimensions supported: any
   if (dst_device != 0 || src_device != 0 || num_dims < 1 || !dst || !src) return 22;  // EINVAL
-  copy_rect(static_cast<char *>(dst), static_cast<const char *>(src), element_size, num_dims, volume,
-            dst_offsets, src_offsets, dst_dimensions, src_dimensions);
+  copy_rect(static_cast<char *>(dst), static_cast<const char *>(src), element_size, num_dims,
+            volume, dst_offsets, src_offsets, dst_dimensions, src_dimensions);
   return 0;
 }
 

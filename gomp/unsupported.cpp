@@ -1,7 +1,8 @@
 // unsupported.cpp: the entry points of libgomp's ABI this runtime does not implement. Each
 // stops the program with "mrengine-gomp: <symbol> is not supported" rather than run the
 // construct wrongly (doc/gomp.md lists them). Their arguments are never read.
-#include "gomp.hpp"
+#include "export.hpp"
+#include "fatal.hpp"
 
 #define MRG_UNSUPPORTED(name) \
   MRG_EXPORT void name(void) { mrg::unsupported(#name); }

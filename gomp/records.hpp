@@ -1,9 +1,8 @@
-// gomp.hpp: the internals of libmrgomp, the OpenMP runtime (libgomp's ABI) on mrengine.
-//
-// Teams, implicit and explicit tasks, work-shares and the ICVs; doc/gomp.md describes the
-// design and which OS thread runs what.
-#ifndef MR_GOMP_HPP
-#define MR_GOMP_HPP
+// records.hpp: the records the constructs share (libgomp.h's structs): a task, a work-share,
+// a team. Each construct's operations on them are in the file named after it; doc/gomp.md
+// ("The map of the code") lists the files.
+#ifndef MR_GOMP_RECORDS_HPP
+#define MR_GOMP_RECORDS_HPP
 
 #include <atomic>
 #include <cstddef>
@@ -12,101 +11,19 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "depend.hpp"
+#include "env.hpp"
 #include "mrengine.h"
-
-#define MRG_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace mrg {
 
-// Stop the program: an entry point (or a variant of one) this runtime does not implement.
-[[noreturn]] void unsupported(const char *symbol, const char *detail = nullptr);
-// Stop the program: a misuse or an internal failure.
-[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-// Schedule kinds, as omp_sched_t numbers them (0 is "the run-sched-var ICV").
-enum Sched : int { SCHED_RUNTIME = 0, SCHED_STATIC = 1, SCHED_DYNAMIC = 2, SCHED_GUIDED = 3,
-                   SCHED_AUTO = 4 };
-
-// The ICVs a task carries (each task has its own copy of its parent's at creation).
-struct Icv {
-  int nthreads = 1;   // nthreads-var
-  bool dyn = false;   // dyn-var
-  int sched = SCHED_STATIC;  // run-sched-var kind
-  int chunk = 0;             // run-sched-var chunk (0: the kind's default)
-  int max_active_levels = 1; // max-active-levels-var
-  std::uintptr_t def_allocator = 1;  // def-allocator-var (omp_default_mem_alloc)
-};
-
-// The process-wide settings read from the environment once (OMP_*).
-struct Globals {
-  std::vector<int> nthreads_list;  // OMP_NUM_THREADS, one entry per nesting level
-  Icv initial;                     // the initial task's ICVs
-  int thread_limit = 1 << 20;      // thread-limit-var
-  int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
-  int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
-  int engines = 0;                 // engines of the running runtime (written once: ensure_runtime)
-  bool cancel_var = false;         // OMP_CANCELLATION
-};
-extern Globals &G;
-
-
-struct Task;
-struct DepNode;
-
-// A task's registration with one of its predecessors: a link of the predecessor's list of
-// successors, stored in the successor's node.
-struct DepEdge {
-  DepEdge *next;   // the successor registered before it
-  DepNode *succ;
-};
-
-// An explicit task that others may depend on (or a detached task's event: `done` only).
-//
-// A deferred task whose predecessors have not all completed is not forked when it is created:
-// it registers with each of them, and the last to complete forks it (task.cpp, register_succ
-// and complete).
-struct DepNode {
-  MR_Future done = MR_FUTURE_INIT;  // signalled once the task has completed
-  // The successors to fork when the task completes: a list pushed by their creator, and
-  // task.cpp's kCompleted once the task has completed (no successor registers after that).
-  std::atomic<DepEdge *> succs{nullptr};
-  // As a successor: its predecessors that have not completed, plus one while its creator
-  // registers it; whoever brings it to zero forks the task.
-  std::atomic<std::size_t> pending{0};
-  Task *task = nullptr;        // the deferred task it is the node of (null: an undeferred one)
-  std::vector<DepEdge> edges;  // its registrations, one per predecessor
-};
-using DepRef = std::shared_ptr<DepNode>;
-
-// The sibling-dependence state of one parent task: for each address, the last task with an
-// out-type dependence on it and the in-type ones created since.
-struct DepEntry {
-  DepRef last_out;
-  std::vector<DepRef> ins;
-};
-using DepMap = std::unordered_map<void *, DepEntry>;
-
 struct Team;
 struct WorkShare;
-
-// A work-sharing construct's task reductions (reduction(task, ...) on for, sections, scope):
-// the per-thread arrays every member's descriptor points to, freed by the last member to
-// unregister.
-struct WsRed {
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> arrays;  // data[2], data[6] per descriptor
-  std::atomic<int> left{0};
-};
-
-// A task reduction registered by a taskgroup or a parallel region (reduction(task, ...)): gcc's
-// descriptor (data[0] items, data[1] bytes per thread, data[2] the per-thread array once
-// registered, data[4] the next descriptor of the same construct, data[6] the array's end, then
-// {address, offset, -} per item), and the scope outside it.
-struct RedScope {
-  std::uintptr_t *data;
-  std::shared_ptr<RedScope> outer;
-};
+struct RedScope;  // reduction.hpp
+struct WsRed;     // reduction.hpp
 
 // A task: the implicit task of a team member, the initial task of a thread, or an explicit task.
 struct Task {
@@ -264,71 +181,6 @@ struct Team {
     for (WorkShare *w : ws_free) delete w;
   }
 };
-
-// The task running on this thread, or null before the thread's first use of the runtime.
-// Initial-exec TLS (as libgomp's own): this library is loaded with the program, and each task
-// creation reads and writes it, where the general model would call __tls_get_addr each time.
-extern __thread Task *tl_current __attribute__((tls_model("initial-exec")));
-// The initial task of this thread (made on first use), which becomes its current task.
-Task *initial_task();
-
-// The task running on this thread (the initial task of the thread if none).
-inline Task *current() {
-  if (Task *t = tl_current) return t;
-  return initial_task();
-}
-inline void set_current(Task *t) { tl_current = t; }
-
-// Wait politely for another thread (sync.cpp): spin, then yield, then sleep in short spells.
-void backoff(unsigned *round);
-
-// Start mrengine if it is not running (the caller becomes engine 0).
-void ensure_runtime();
-
-// Barrier of the current team without the task part (all members arrive, then all leave).
-void team_barrier(Team *t);
-// The same in a cancellable region: true if the region is cancelled (then it may return before
-// the others arrive).
-bool team_barrier_cancellable(Team *t);
-// The innermost taskgroup's cancellation flag of task t, or nullptr.
-std::atomic<bool> *group_flag(Task *t);
-
-// Join every child of t (taskwait).
-void join_children(Task *t, std::size_t mark = 0);
-
-// Work-shares (loop.cpp).
-void ws_end(Task *self);
-// One member is done with work-share w of team t (the last keeps it for reuse).
-void ws_release(Team *t, WorkShare *w);
-// A work-share of team t for its next construct: a reused one, or a new one. Under ws_lock, or
-// before the team's members start.
-WorkShare *ws_take(Team *t);
-// Make w, taken for a combined parallel loop, the loop `spec` describes.
-void ws_copy_loop(WorkShare *w, const WorkShare &spec);
-void ws_init_loop(WorkShare *w, int kind, std::int64_t start, std::int64_t end, std::int64_t incr,
-                  std::int64_t chunk, int nthreads);
-void ws_init_ull(WorkShare *w, int kind, bool up, std::uint64_t start, std::uint64_t end,
-                 std::uint64_t incr, std::uint64_t chunk, int nthreads);
-int resolve_kind(int kind, std::int64_t *chunk);
-// A dynamic loop of nthreads members that allows nonmonotonic order: hand it out as runs per
-// member (WorkShare::runs), unless it has one member or too many chunks.
-void ws_init_runs(WorkShare *w, int nthreads);
-
-// Run fn(data) as a parallel region of `nthreads` (0: the ICV) with a copy of `preset` the first
-// work-share of every member (or nullptr).
-void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset);
-// The two halves of parallel (the GOMP_1.0 entry points run fn(data) in between themselves).
-Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
-                     std::uintptr_t *reductions = nullptr);
-// Task reductions (task.cpp): the per-thread arrays of a descriptor chain for n threads, and
-// the innermost scope visible to task t.
-void red_allocate(std::uintptr_t *data, int n);
-std::shared_ptr<RedScope> red_visible_in_groups(Task *t);
-inline std::shared_ptr<RedScope> red_visible(Task *t) {
-  return t->red_stack.empty() ? t->red_in : red_visible_in_groups(t);
-}
-// A member's start of a work-share with task reductions (its own descriptor `data`).
-void ws_reductions(Task *self, WorkShare *w, std::uintptr_t *data);
 
 }  // namespace mrg
 

@@ -1,0 +1,22 @@
+// parallel.hpp: parallel regions (doc/gomp.md, "Which thread runs what").
+#ifndef MR_GOMP_PARALLEL_HPP
+#define MR_GOMP_PARALLEL_HPP
+
+#include <cstdint>
+
+#include "records.hpp"
+
+namespace mrg {
+
+// Run fn(data) as a parallel region of `nthreads` (0: the ICV) with a copy of `preset` the first
+// work-share of every member (or nullptr).
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset);
+// The first half of parallel: start a team (members 1..n-1 start running fn(data); the caller
+// becomes member 0), with task reductions (reduction(task, ...)) when `reductions` is set. The
+// GOMP_1.0 entry points run fn(data) themselves, then GOMP_parallel_end.
+Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
+                     std::uintptr_t *reductions = nullptr);
+
+}  // namespace mrg
+
+#endif

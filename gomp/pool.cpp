@@ -1,0 +1,91 @@
+// pool.cpp: the threads of our own that run team members. Such a thread is not an engine: it
+// forks into mrengine's injector and blocks at joins and barriers. A slot thread runs member i
+// of every top-level team that has one, so member i is again the same thread in the next region;
+// a generic thread returns to the idle list after each member it runs.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pool.hpp"
+#include "records.hpp"
+#include "team.hpp"
+
+namespace mrg {
+
+namespace {
+
+struct Job {
+  Team *team;
+  int member;
+};
+
+// A thread of our own that runs team members (it is not an engine: it forks into mrengine's
+// injector and blocks at joins and barriers).
+struct PoolThread {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Job> jobs;
+  bool generic = true;  // returns to the idle list after each job (slot threads do not)
+};
+
+// Never destroyed (as G): a pool thread may return itself to the idle list while the program
+// exits.
+std::mutex &pool_lock = *new std::mutex;
+std::vector<PoolThread *> &idle_threads = *new std::vector<PoolThread *>;  // waiting for a job
+std::vector<PoolThread *> &slot_threads = *new std::vector<PoolThread *>;  // member i of top teams
+
+void pool_main(PoolThread *p) {
+  for (;;) {
+    Job j;
+    {
+      std::unique_lock<std::mutex> lk(p->m);
+      p->cv.wait(lk, [p] { return !p->jobs.empty(); });
+      j = p->jobs.front();
+      p->jobs.pop_front();
+    }
+    run_member(j.team, j.member);
+    if (p->generic) {
+      std::lock_guard<std::mutex> lk(pool_lock);
+      idle_threads.push_back(p);
+    }
+  }
+}
+
+PoolThread *new_pool_thread(bool generic) {
+  auto *p = new PoolThread;
+  p->generic = generic;
+  std::thread(pool_main, p).detach();
+  return p;
+}
+
+void give_job(PoolThread *p, Job j) {
+  {
+    std::lock_guard<std::mutex> lk(p->m);
+    p->jobs.push_back(j);
+  }
+  p->cv.notify_one();
+}
+
+}  // namespace
+
+void pool_post(Team *t, int i, bool slot) {
+  PoolThread *p;
+  {
+    std::lock_guard<std::mutex> lk(pool_lock);
+    if (slot) {
+      while (slot_threads.size() <= static_cast<size_t>(i)) slot_threads.push_back(nullptr);
+      if (!slot_threads[i]) slot_threads[i] = new_pool_thread(false);
+      p = slot_threads[i];
+    } else if (!idle_threads.empty()) {
+      p = idle_threads.back();
+      idle_threads.pop_back();
+    } else {
+      p = new_pool_thread(true);
+    }
+  }
+  give_job(p, Job{t, i});
+}
+
+}  // namespace mrg

@@ -1,0 +1,16 @@
+// resident.hpp: the contexts resident on the engines, which run member i (0 < i < engines) of
+// each outermost team started on an engine (doc/gomp.md, "Which thread runs what").
+#ifndef MR_GOMP_RESIDENT_HPP
+#define MR_GOMP_RESIDENT_HPP
+
+#include "records.hpp"
+
+namespace mrg {
+
+// Post member `member` of team t to the resident of engine e (making it on first use). Called
+// only by the creator of the top-level team that holds the slots (parallel.cpp's slots_busy).
+void resident_post(int e, Team *t, int member);
+
+}  // namespace mrg
+
+#endif

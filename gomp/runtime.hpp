@@ -1,0 +1,12 @@
+// runtime.hpp: starting mrengine for OpenMP (doc/gomp.md, "Which thread runs what").
+#ifndef MR_GOMP_RUNTIME_HPP
+#define MR_GOMP_RUNTIME_HPP
+
+namespace mrg {
+
+// Start mrengine if it is not running (the caller becomes engine 0), and set G.engines.
+void ensure_runtime();
+
+}  // namespace mrg
+
+#endif
