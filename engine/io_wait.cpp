@@ -14,6 +14,7 @@
 #include <new>
 
 #include "fatal.hpp"
+#include "fd_claims.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
@@ -174,6 +175,7 @@ int io_start(Runtime *rt) {
 
 void io_stop(Runtime *rt) {
   if (!rt->io) return;
+  fd_claims_forget_contexts();  // a context dropped while it waited holds its claim still
   for (int i = 0; i < rt->n; i++) {
     if (rt->io[i].epfd >= 0) close(rt->io[i].epfd);
     if (rt->io[i].evfd >= 0) close(rt->io[i].evfd);
@@ -191,17 +193,33 @@ void io_idle(Engine *e) {
   if (n > 0) dispatch(io, ev, n);
 }
 
-int wait_fd(int fd, int events, std::int64_t timeout_ns) {
-  if (events == 0 || (events & ~(MR_FD_READ | MR_FD_WRITE)) != 0) return MR_EINVAL;
-  Engine *e = this_engine();
-  if (!e || !e->current) return wait_fd_thread(fd, events, timeout_ns);
-  if (!g_rt->io) return MR_ENOFDWAIT;
+namespace {
+
+// Register fd for w in io's instance, or, when fd is there already (a waiter of this engine
+// waits on it for the other direction, which fd_claims allows), a duplicate of it: epoll keys
+// its entries by descriptor number. Returns the descriptor registered, or an MR_E* code (< 0).
+int register_fd(IoEngine *io, int fd, int events, bool other_waits, FdWaiter *w) {
+  epoll_event ev{};
+  ev.events = to_epoll(events) | EPOLLONESHOT;
+  ev.data.ptr = w;
+  if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) return fd;
+  if (errno != EEXIST || !other_waits) return code_of(errno);
+  int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return errno == EMFILE || errno == ENFILE ? MR_ENOMEM : code_of(errno);
+  if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, dup, &ev) == 0) return dup;
+  int err = code_of(errno);
+  close(dup);
+  return err;
+}
+
+// A context on engine e waits (fd's `events` claimed; `other_waits`: so is the other direction).
+int wait_fd_context(Engine *e, int fd, int events, bool other_waits, std::int64_t timeout_ns) {
   IoEngine *io = &g_rt->io[e->id];
   Context *self = e->current;
   const int was_bound = self->bound;
   self->bound = e->id;  // resume here: only this engine reads its epoll instance
   FdWaiter w;
-  int err = 0;
+  int err = 0, reg = -1;
   bool timed = timeout_ns >= 0;
   if (timed) {
     std::uint64_t now = now_ns();
@@ -212,13 +230,11 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
     w.timer.a = &w;
   }
   suspend_self(e, "MR_wait_fd outside a context", trace::Why::FD,
-               [e, io, fd, events, timed, &w, &err](Context *c) {
+               [e, io, fd, events, other_waits, timed, &w, &err, &reg](Context *c) {
     w.ctx = c;
-    epoll_event ev{};
-    ev.events = to_epoll(events) | EPOLLONESHOT;
-    ev.data.ptr = &w;
-    if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      err = code_of(errno);
+    reg = register_fd(io, fd, events, other_waits, &w);
+    if (reg < 0) {
+      err = reg;
       return true;  // run again at once
     }
     io->waiters++;
@@ -226,21 +242,27 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
       try {
         (void)e->timers.arm(&w.timer);
       } catch (const std::bad_alloc &) {
-        // No time-out can be stored: no wait.
+        // No time-out can be stored: no wait. Out of the instance before self is run again,
+        // so that no dispatch can find w.
         err = MR_ENOMEM;
-        (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, nullptr);
+        (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
+        if (reg != fd) close(reg);
         io->waiters--;
+        reg = -1;
         return true;
       }
     }
     return false;
   });
   // On e again (bound): no dispatch on this engine runs while we do, and ONESHOT reported w at
-  // most once; take fd out of the instance so that it may be waited on again.
+  // most once; take the descriptor out of the instance so that it may be waited on again.
   self->bound = was_bound;
+  if (reg >= 0) {
+    (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
+    if (reg != fd) close(reg);
+    io->waiters--;
+  }
   if (err) return err;
-  (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, nullptr);
-  io->waiters--;
   TimerState was;
   if (timed && !e->timers.cancel(&w.timer, &was) && was == TimerState::FIRED) {
     // acquire: pairs with timed_out's release store, its last access to w.
@@ -248,6 +270,21 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   }
   // acquire: pairs with the winner's CAS, so revents is visible.
   return w.state.load(std::memory_order_acquire) == FdWaiter::READY ? from_epoll(w.revents) : 0;
+}
+
+}  // namespace
+
+int wait_fd(int fd, int events, std::int64_t timeout_ns) {
+  if (events == 0 || (events & ~(MR_FD_READ | MR_FD_WRITE)) != 0) return MR_EINVAL;
+  Engine *e = this_engine();
+  const bool in_context = e && e->current;
+  if (in_context && !g_rt->io) return MR_ENOFDWAIT;
+  int other = 0;
+  if (int rc = fd_claim(fd, events, in_context, &other); rc != 0) return rc;
+  int rc = in_context ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
+                      : wait_fd_thread(fd, events, timeout_ns);
+  fd_release(fd, events, in_context);
+  return rc;
 }
 
 }  // namespace mr::engine

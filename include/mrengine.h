@@ -55,7 +55,7 @@ extern "C" {
   XX(EOVERFLOW, -12, "the duration overflows the clock")                                       \
   XX(EBADF, -13, "bad file descriptor")                                                        \
   XX(ENOTPOLL, -14, "the file descriptor cannot be waited on (a regular file or a directory)") \
-  XX(EINUSE, -15, "another context of this engine already waits on this file descriptor")      \
+  XX(EINUSE, -15, "somebody already waits on this file descriptor for that direction")         \
   XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")                           \
   XX(ENOCHANNEL, -17, "no such channel")                                                       \
   XX(ELEVEL, -18, "priority level out of range")                                               \
@@ -324,12 +324,14 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
  * runs other work and, with nothing to do, sleeps in epoll_wait. The context resumes on the same
  * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
- * running) the thread waits in an epoll instance of its own, with the same results. Returns the ready bits (> 0); 0 at the time-out;
- * MR_EINVAL (events not READ/WRITE); MR_EBADF (fd not open); MR_ENOTPOLL (a regular file or
- * directory); MR_EINUSE (another context of this engine waits on fd: wait from another engine,
- * or on a dup of fd); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A descriptor closed while
- * a context waits on it never becomes ready: the wait ends at its time-out. Contexts that wait
- * keep MR_shutdown waiting (give them time-outs); MR_shutdown_now drops them. Any thread. */
+ * running) the thread waits in an epoll instance of its own, with the same results. One read
+ * waiter and one write waiter may wait on a descriptor at once, from any engines or threads.
+ * Returns the ready bits (> 0); 0 at the time-out; MR_EINVAL (events not READ/WRITE); MR_EBADF
+ * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
+ * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
+ * descriptor closed while a context waits on it never becomes ready: the wait ends at its
+ * time-out. Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now
+ * drops them. Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 
 /* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */

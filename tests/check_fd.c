@@ -1,5 +1,6 @@
 /* check_fd.c: MR_wait_fd. Pipes become readable while contexts wait (on every engine, from a
- * thread that is not an engine), time-outs, two waiters on one descriptor, every error code,
+ * thread that is not an engine), time-outs, a read and a write waiter on one descriptor (one
+ * engine or two) and a second reader refused, every error code,
  * MR_shutdown_now while contexts wait, and a loopback TCP echo (127.0.0.1 only) with 100
  * connections, a context per connection on both sides, every byte checked; a signal handed to a
  * context through a self-pipe (doc/api.md, "Signal handlers"). */
@@ -62,45 +63,63 @@ START_TEST(test_pipe_ready_and_timeout) {
 }
 END_TEST
 
-/* ---- two waiters on one descriptor: on two engines both wake; on one, the second is refused */
+/* ---- one read waiter and one write waiter per descriptor, from any engines ---- */
 static int two_fds[2];
 static atomic_int two_woken, two_inuse;
-static void waiter(void *arg) {
-  (void)arg;
+static void reader(void *arg) {
   int rc = MR_wait_fd(two_fds[0], MR_FD_READ, 5000 * MS);
+  (void)arg;
   if (rc == MR_FD_READ) atomic_fetch_add(&two_woken, 1);
   if (rc == MR_EINUSE) atomic_fetch_add(&two_inuse, 1);
 }
+/* Waits for the socket's other direction: writable once the reader's side drained it. */
+static void writer_waiter(void *arg) {
+  int rc = MR_wait_fd(two_fds[0], MR_FD_WRITE, 5000 * MS);
+  (void)arg;
+  if (rc & MR_FD_WRITE) atomic_fetch_add(&two_woken, 1);
+  if (rc == MR_EINUSE) atomic_fetch_add(&two_inuse, 1);
+}
+
+static void spawn_on(MR_TaskFn fn, int engine) {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = engine;
+  ck_assert_int_eq(MR_spawn(fn, NULL, &o), 0);
+}
 
 START_TEST(test_two_waiters) {
-  MR_SpawnOptions o;
-  char c;
+  char c, buf[4096];
   start_fd(2, 0);
-  ck_assert_int_eq(pipe2(two_fds, O_NONBLOCK), 0);
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, two_fds), 0);
   for (int rep = 0; rep < 20; rep++) {
+    int same = rep % 2; /* both on engine 1, or one on each */
     atomic_store(&two_woken, 0);
     atomic_store(&two_inuse, 0);
-    for (int k = 0; k < 2; k++) {
-      MR_spawn_options_default(&o);
-      o.engine = k; /* one on each engine */
-      ck_assert_int_eq(MR_spawn(waiter, NULL, &o), 0);
+    /* Fill the socket so that its writer must wait. */
+    while (write(two_fds[0], buf, sizeof buf) > 0) {
     }
+    spawn_on(reader, 1);
+    spawn_on(writer_waiter, same ? 1 : 0);
     MR_sleep_for(5 * MS);
-    ck_assert_int_eq(write(two_fds[1], "y", 1), 1);
+    ck_assert_int_eq(atomic_load(&two_inuse), 0);
+    ck_assert_int_eq(write(two_fds[1], "y", 1), 1); /* the reader's side is readable */
+    while (read(two_fds[1], buf, sizeof buf) > 0) {  /* and the writer's writable */
+    }
     while (atomic_load(&two_woken) < 2) MR_sleep_for(MS);
     ck_assert_int_eq(read(two_fds[0], &c, 1), 1);
   }
-  /* Two on engine 1: the second is refused (level-triggered readiness: the first then wakes). */
-  atomic_store(&two_woken, 0);
-  for (int k = 0; k < 2; k++) {
-    MR_spawn_options_default(&o);
-    o.engine = 1;
-    ck_assert_int_eq(MR_spawn(waiter, NULL, &o), 0);
+  /* Two readers: the second is refused, on another engine as on the same. */
+  for (int rep = 0; rep < 2; rep++) {
+    atomic_store(&two_woken, 0);
+    atomic_store(&two_inuse, 0);
+    spawn_on(reader, 1);
+    spawn_on(reader, rep);
+    while (atomic_load(&two_inuse) < 1) MR_sleep_for(MS);
+    ck_assert_int_eq(write(two_fds[1], "z", 1), 1);
+    while (atomic_load(&two_woken) < 1) MR_sleep_for(MS);
+    ck_assert_int_eq(atomic_load(&two_inuse), 1);
+    ck_assert_int_eq(read(two_fds[0], &c, 1), 1);
   }
-  while (atomic_load(&two_inuse) < 1) MR_sleep_for(MS);
-  ck_assert_int_eq(write(two_fds[1], "z", 1), 1);
-  while (atomic_load(&two_woken) < 1) MR_sleep_for(MS);
-  ck_assert_int_eq(atomic_load(&two_inuse), 1);
   ck_assert_int_eq(MR_shutdown(), 0);
   close(two_fds[0]);
   close(two_fds[1]);
@@ -266,12 +285,11 @@ START_TEST(test_errors) {
 END_TEST
 
 /* ---- MR_shutdown_now while contexts wait with no time-out ---- */
-static int sd_fds[2];
+static int sd_fds[2][2];
 static atomic_int sd_waiting;
 static void sd_waiter(void *arg) {
-  (void)arg;
   atomic_fetch_add(&sd_waiting, 1);
-  (void)MR_wait_fd(sd_fds[0], MR_FD_READ, -1);
+  (void)MR_wait_fd(sd_fds[(intptr_t)arg][0], MR_FD_READ, -1);
   ck_abort_msg("a dropped fd waiter resumed");
 }
 
@@ -279,12 +297,12 @@ START_TEST(test_shutdown_now_while_waiting) {
   MR_ShutdownReport r;
   MR_SpawnOptions o;
   start_fd(2, 0);
-  ck_assert_int_eq(pipe2(sd_fds, O_NONBLOCK), 0);
   atomic_store(&sd_waiting, 0);
-  for (int k = 0; k < 2; k++) {
+  for (intptr_t k = 0; k < 2; k++) {
+    ck_assert_int_eq(pipe2(sd_fds[k], O_NONBLOCK), 0);
     MR_spawn_options_default(&o);
-    o.engine = k;
-    ck_assert_int_eq(MR_spawn(sd_waiter, NULL, &o), 0);
+    o.engine = (int)k;
+    ck_assert_int_eq(MR_spawn(sd_waiter, (void *)k, &o), 0);
   }
   while (atomic_load(&sd_waiting) < 2) MR_sleep_for(MS);
   MR_sleep_for(10 * MS);
@@ -292,8 +310,15 @@ START_TEST(test_shutdown_now_while_waiting) {
   r.size = sizeof r;
   ck_assert_int_eq(MR_shutdown_now(&r), 0);
   ck_assert_uint_eq(r.contexts_dropped, 2);
-  close(sd_fds[0]);
-  close(sd_fds[1]);
+  /* The dropped waiters' claims went with the runtime: the descriptors can be waited on. */
+  ck_assert_int_eq(MR_wait_fd(sd_fds[0][0], MR_FD_READ, 0), 0);
+  start_fd(1, 0);
+  ck_assert_int_eq(MR_wait_fd(sd_fds[1][0], MR_FD_READ, 0), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  for (int k = 0; k < 2; k++) {
+    close(sd_fds[k][0]);
+    close(sd_fds[k][1]);
+  }
 }
 END_TEST
 

@@ -1,0 +1,24 @@
+// fd_claims.hpp: who waits on which descriptor (MR_wait_fd). At most one read waiter and one
+// write waiter per descriptor in the process at once, wherever they run (contexts on any engine,
+// threads that are not engines), as Go's netpoller allows; a second waiter for a direction that
+// is taken gets MR_EINUSE, whichever engine it is on.
+#ifndef MR_ENGINE_FD_CLAIMS_HPP
+#define MR_ENGINE_FD_CLAIMS_HPP
+
+namespace mr::engine {
+
+// Claim `events` (MR_FD_READ and/or MR_FD_WRITE) of fd for the caller's wait, a context's or a
+// thread's (`context`). Returns 0 and *other, the directions somebody else holds on fd now; or
+// MR_EINUSE (nothing claimed) if one of `events` is held. Any thread.
+int fd_claim(int fd, int events, bool context, int *other);
+
+// Give back what fd_claim took. Any thread.
+void fd_release(int fd, int events, bool context);
+
+// Forget every context's claim: the runtime is being freed, and a context that MR_shutdown_now
+// dropped while it waited never gives its claim back. With no engine running.
+void fd_claims_forget_contexts();
+
+}  // namespace mr::engine
+
+#endif
