@@ -18,6 +18,14 @@ void drop_context(Context *c);
 // at the end). Any engine.
 bool keep_spark(const Task &t);
 
+// May a context be spawned in channel ch now? Not once MR_shutdown_now has begun, nor once
+// MR_shutdown has if ch drops its work. Any thread.
+bool accepts_spawns(int ch);
+
+// Make a channel (MR_channel_create has the codes): refused with MR_ESHUTDOWN once MR_shutdown
+// has begun. Any thread while running.
+int create_channel(int level, ChannelKind kind, Close close, int followup);
+
 // MR_shutdown begins: from now on drop channels' work is dropped (closing set, P4's order).
 // Called only by the primordial context.
 void begin_closing();

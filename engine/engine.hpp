@@ -35,6 +35,7 @@
 #include "task.hpp"
 #include "timer.hpp"
 #include "topology.hpp"
+#include "trace.hpp"
 #include "wsdeque.hpp"
 
 namespace mr::engine {
@@ -159,6 +160,9 @@ struct Runtime {
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups; // every backup thread created, to join at stop
   IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
+  // The runtime's trace (trace.hpp): its buffers, its file, its markers. The scheduler records
+  // through the hooks of events.hpp.
+  trace::Tracer tracer;
 };
 
 // The globals below are the library's own: hidden, so that code in the library reaches them
@@ -208,6 +212,10 @@ inline int engine_id(const Engine *e) { return e ? e->id : -1; }
 
 // The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
+
+// Does channel ch exist? Does it order its contexts by deadline? Any thread while running.
+bool channel_exists(int ch);
+bool channel_by_deadline(int ch);
 
 // Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
 // the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence

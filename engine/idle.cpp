@@ -19,6 +19,7 @@
 #include "cache.hpp"
 #include "close.hpp"
 #include "cpu_relax.hpp"
+#include "events.hpp"
 #include "fatal.hpp"
 #include "io_wait.hpp"
 #include "policy.hpp"
@@ -92,8 +93,7 @@ void leave_idle(Engine *e) {
       MR_CHECK(cur == State::NOTIFIED, "engine left idle from an impossible state");
       MR_CHECK(s.action == Action::CONTEXT_ADVICE || s.action == Action::SHUTDOWN,
                "a sleeper's notification reached an engine that was not asleep");
-      bump(e->stats.wakeups[static_cast<int>(s.action)]);
-      trace::on_notify_recv(e, s.action);
+      note(e, Event::wakeups, static_cast<int>(s.action));
       engine_store<State::NOTIFIED, State::WORKING>(s);
       return;
     }
@@ -124,8 +124,7 @@ bool pop_injected(Engine *e, Task *t) {
   for (;;) {
     if (!g_rt->injector.pop(t)) return false;
     if (!keep_spark(*t)) continue;
-    bump(e->stats.sparks_injected);
-    trace::on_spark_run(e);
+    note(e, Event::sparks_injected);
     return true;
   }
 }
@@ -140,8 +139,7 @@ bool pop_own(Engine *e, Task *t) {
 
 // Called only by engine e: a spark popped from its own deque becomes its next work.
 Context *run_own(Engine *e, const Task &t) {
-  bump(e->stats.sparks_run_local);
-  trace::on_spark_run(e);
+  note(e, Event::sparks_run_local);
   return context_for_spark(e, t);
 }
 
@@ -214,7 +212,7 @@ Context *take_local(Engine *e) {
 // nullptr.
 Context *try_steal(Engine *e, Engine *v) {
   Task t;
-  bump(e->stats.steal_attempts);
+  note(e, Event::steal_attempts);
   WsDeque::Steal r = v->deque.steal(t);
   if (r == WsDeque::Steal::EMPTY) {
     // No spark there: the context v would run next, if it may run elsewhere (v is busy with
@@ -230,11 +228,10 @@ Context *try_steal(Engine *e, Engine *v) {
     }
   }
   if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
-    bump(e->stats.steal_failures);
+    note(e, Event::steal_failures);
     return nullptr;
   }
-  bump(e->stats.sparks_stolen);
-  trace::on_spark_steal(e, v->id);
+  note(e, Event::sparks_stolen, v->id);
   become_working(e, v);
   Context *c = context_for_spark(e, t);
   c->victim = v->id;
@@ -330,8 +327,7 @@ Next handle_notification(Engine *e, Context **run) {
   SleepSync &s = e->sleep;
   Action a = s.action;
   void *d = s.data;
-  bump(e->stats.wakeups[static_cast<int>(a)]);
-  trace::on_notify_recv(e, a);
+  note(e, Event::wakeups, static_cast<int>(a));
   switch (a) {
     case Action::CONTEXT:
       *run = static_cast<Context *>(d);
@@ -383,7 +379,7 @@ bool leave_sleeping(Engine *e) {
 // without a notification (a time-out, or a hook's early return) and e left SLEEPING itself.
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
-  bump(e->stats.sleeps);
+  note(e, Event::sleeps);
   std::uint64_t until = timers_wait_deadline(e);
 #ifdef MR_WORKSTEAL_POLLING
   until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
@@ -425,7 +421,7 @@ Next fall_asleep(Engine *e) {
   pthread_mutex_unlock(&s.wake_lock);
   e->holds_search_unit = false;
   if (e->woken_for_work) {
-    bump(e->stats.spurious_wakeups);
+    note(e, Event::spurious_wakeups);
     e->woken_for_work = false;
   }
   // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
