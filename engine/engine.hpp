@@ -35,7 +35,6 @@
 #include "task.hpp"
 #include "timer.hpp"
 #include "topology.hpp"
-#include "trace.hpp"
 #include "wsdeque.hpp"
 
 namespace mr::engine {
@@ -44,6 +43,9 @@ inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itsel
 
 struct Backup;
 struct IoEngine;
+namespace trace {
+class Tracer;
+}
 
 struct Engine {
   explicit Engine(int i) : id(i) {}
@@ -160,9 +162,10 @@ struct Runtime {
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups; // every backup thread created, to join at stop
   IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
-  // The runtime's trace (trace.hpp): its buffers, its file, its markers. The scheduler records
-  // through the hooks of events.hpp.
-  trace::Tracer tracer;
+  // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
+  // any engine thread runs), freed with the runtime. The scheduler records through the hooks of
+  // events.hpp.
+  trace::Tracer *tracer = nullptr;
 };
 
 // The globals below are the library's own: hidden, so that code in the library reaches them

@@ -73,7 +73,7 @@ constexpr Traced traced(Event ev) {
 [[gnu::always_inline]] inline void note(Engine *e, Event ev, int arg = 0) {
   bump(counter(e->stats, ev, arg));
   if (traced(ev).on && trace::tracing_on()) [[unlikely]]
-    g_rt->tracer.record_noted(e, traced(ev).kind, arg);
+    g_rt->tracer->record_noted(e, traced(ev).kind, arg);
 }
 
 // ---- the events that are only traced ------------------------------------------------------
@@ -81,15 +81,15 @@ namespace trace {
 
 // Engine e (its own thread) moved to state `to`.
 inline void on_state(Engine *e, State to) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer.record_state(e, to);
+  if (tracing_on()) [[unlikely]] g_rt->tracer->record_state(e, to);
 }
 // Context c starts running on engine e (a new task of c gets a new thread id).
 inline void on_run(Engine *e, Context *c) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer.record_run(e, c);
+  if (tracing_on()) [[unlikely]] g_rt->tracer->record_run(e, c);
 }
 // Context c, running on engine e, stops.
 inline void on_stop(Engine *e, Context *c, Why why) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer.record_stop(e, c, why);
+  if (tracing_on()) [[unlikely]] g_rt->tracer->record_stop(e, c, why);
 }
 // The calling thread (any) delivered action a to engine `target`.
 inline void on_notify_sent(int target, Action a) {

@@ -58,7 +58,8 @@ void *engine_main(void *arg) {
 // Free the runtime's records (and the cached contexts); g_rt is nullptr after. Any state of a
 // partly built runtime, with no engine thread running.
 void destroy_runtime() {
-  g_rt->tracer.finish();
+  if (g_rt->tracer) g_rt->tracer->finish();  // while the engines' counters are there
+  delete g_rt->tracer;
   destroy_cached_contexts();
   io_stop(g_rt);
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete g_rt->engines[i];
@@ -217,7 +218,9 @@ int open_io_and_trace(std::string *err) {
       return rc;
     }
   }
-  return g_rt->tracer.open(g_rt->n, g_rt->p.trace_path, err);
+  g_rt->tracer = new (std::nothrow) trace::Tracer;
+  if (!g_rt->tracer) return MR_ENOMEM;
+  return g_rt->tracer->open(g_rt->n, g_rt->p.trace_path, err);
 }
 
 // The primordial context (the caller's own stack) as engine 0's, the pinning plan and victim
@@ -284,7 +287,7 @@ void enter_engine0() {
     }
     g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
   }
-  g_rt->tracer.begin_at_init();
+  g_rt->tracer->begin_at_init();
   // store-release: publishes g_rt (and the lazy engines' states) to threads that test running().
   g_running.store(true, std::memory_order_release);
 }

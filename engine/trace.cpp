@@ -16,7 +16,6 @@
 #include <new>
 
 #include "clock.hpp"
-#include "engine.hpp"
 #include "fatal.hpp"
 
 namespace mr::engine::trace {
@@ -174,7 +173,7 @@ void Tracer::leave(Engine *e, Buffer *b) {
 template <class F>
 void Tracer::record_any(F f) {
   if (Engine *e = t_engine) {
-    Tracer &t = g_rt->tracer;
+    Tracer &t = *g_rt->tracer;
     if (Buffer *b = t.enter(e)) {
       f(t, e->id, b);
       t.leave(e, b);
@@ -184,7 +183,7 @@ void Tracer::record_any(F f) {
   std::lock_guard<std::mutex> lk(g_foreign_lock);
   // acquire: pairs with start's store of true (foreign_, t0_); stop takes this lock after
   // clearing g_on, so a record under it either sees false or ends before stop goes on.
-  if (g_on.load(std::memory_order_acquire)) f(g_rt->tracer, -1, g_rt->tracer.foreign_);
+  if (g_on.load(std::memory_order_acquire)) f(*g_rt->tracer, -1, g_rt->tracer->foreign_);
 }
 
 // Under control_, no trace on: begin one on the open file `fd` with writer w. Returns 0 or
@@ -433,10 +432,10 @@ void Tracer::record_future(Kind k, const void *f, bool suspended) {
   });
 }
 
-int start(const char *path, std::string *err) { return g_rt->tracer.start(path, err); }
+int start(const char *path, std::string *err) { return g_rt->tracer->start(path, err); }
 
-int stop() { return g_rt->tracer.stop(); }
+int stop() { return g_rt->tracer->stop(); }
 
-void marker(const char *text) { g_rt->tracer.marker(text); }
+void marker(const char *text) { g_rt->tracer->marker(text); }
 
 }  // namespace mr::engine::trace

@@ -18,12 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "sleep.hpp"
-
-namespace mr::engine {
-struct Engine;
-struct Context;
-}  // namespace mr::engine
+#include "engine.hpp"
 
 namespace mr::engine::trace {
 
@@ -115,8 +110,9 @@ struct alignas(64) Slot {
   Buffer *buf = nullptr;
 };
 
-// The trace of one runtime: made with the Runtime, its slots at MR_init (open), a trace begun by
-// --trace or MR_trace_start and ended by MR_trace_stop or at the end of the runtime (finish).
+// The trace of one runtime (Runtime::tracer): made at MR_init (open), before any engine thread
+// runs; a trace begun by --trace or MR_trace_start, ended by MR_trace_stop or at the end of the
+// runtime (finish), before the Tracer is freed with it.
 class Tracer {
  public:
   Tracer() = default;
