@@ -1,4 +1,5 @@
-// close.cpp: dropping the work of drop channels at MR_shutdown (close.hpp).
+// close.cpp: dropping the work of drop channels at MR_shutdown, and refusing what would come
+// too late (close.hpp).
 #include "config.h"
 
 #include "close.hpp"
@@ -41,7 +42,8 @@ void begin_closing() {
   g_rt->closing.store(true, std::memory_order_seq_cst);
 }
 
-void report_drops(MR_ShutdownReport *r, const std::uint64_t *contexts, const std::uint64_t *sparks) {
+void report_drops(MR_ShutdownReport *r, const std::uint64_t *contexts,
+                  const std::uint64_t *sparks) {
   bool per_channel = r->size >= sizeof *r;
   r->contexts_dropped = r->sparks_dropped = 0;
   for (int ch = 0; ch < kMaxChannels; ch++) {

@@ -1,6 +1,7 @@
 // close.hpp: what MR_shutdown does with the channels' work (doc/design.md, "Closing"). Once it
 // begins, the contexts of drop channels are dropped when they would next run, and their sparks
-// when a scheduler would turn them into work; complete channels run to the end.
+// when a scheduler would turn them into work; complete channels run to the end. The one place
+// that decides whether a channel still accepts spawns, and whether channels may still be made.
 #ifndef MR_ENGINE_CLOSE_HPP
 #define MR_ENGINE_CLOSE_HPP
 
