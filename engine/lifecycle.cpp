@@ -327,14 +327,15 @@ int start(const Params &p, std::string *err) {
   // A start that fails (or throws) frees the runtime here, once: before engine 0 entered it,
   // its records; after, as a shutdown does, once the engine threads started so far are joined.
   enum class Undo { RECORDS, RUNNING, NOTHING } undo = Undo::RECORDS;
-  BOOST_SCOPE_EXIT_ALL(&undo) {
+  BOOST_SCOPE_EXIT(&undo) {
     if (undo == Undo::RECORDS) {
       destroy_runtime();
     } else if (undo == Undo::RUNNING) {
       stop_engine_threads();
       free_runtime(g_rt->engines[0], nullptr);
     }
-  };
+  }
+  BOOST_SCOPE_EXIT_END
   int rc = make_engines();
   if (rc == 0) rc = open_io_and_trace(err);
   if (rc == 0) rc = plan_engines(err);
