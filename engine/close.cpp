@@ -22,14 +22,6 @@ bool keep_spark(const Task &t) {
   return false;
 }
 
-bool accepts_spawns(int ch) {
-  // relaxed: a spawn that misses either flag only adds a context that is then dropped and
-  // counted (MR_shutdown closes the spawn counter at its end, which refuses the rest).
-  if (g_rt->shutdown.load(std::memory_order_relaxed)) return false;
-  return !(g_rt->channels[ch].close == Close::DROP &&
-           g_rt->closing.load(std::memory_order_relaxed));
-}
-
 int create_channel(int level, ChannelKind kind, Close close, int followup) {
   // relaxed: a channel made while MR_shutdown begins is one more channel it closes.
   if (g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;

@@ -21,7 +21,13 @@ bool keep_spark(const Task &t);
 
 // May a context be spawned in channel ch now? Not once MR_shutdown_now has begun, nor once
 // MR_shutdown has if ch drops its work. Any thread.
-bool accepts_spawns(int ch);
+inline bool accepts_spawns(int ch) {
+  // relaxed: a spawn that misses either flag only adds a context that is then dropped and
+  // counted (MR_shutdown closes the spawn counter at its end, which refuses the rest).
+  if (g_rt->shutdown.load(std::memory_order_relaxed)) return false;
+  return !(g_rt->channels[ch].close == Close::DROP &&
+           g_rt->closing.load(std::memory_order_relaxed));
+}
 
 // Make a channel (MR_channel_create has the codes): refused with MR_ESHUTDOWN once MR_shutdown
 // has begun. Any thread while running.

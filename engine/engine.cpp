@@ -42,10 +42,6 @@ int num_engines() { return running() ? g_rt->n : 0; }
 
 int engine_cpu(int e) { return g_rt->engines[e]->pu.load(std::memory_order_acquire); }
 
-bool channel_exists(int ch) { return g_rt->channels.exists(ch); }
-
-bool channel_by_deadline(int ch) { return g_rt->channels[ch].kind == ChannelKind::DEADLINE; }
-
 }  // namespace mr::engine
 
 // The exported thread-local of mrengine.h. Written only through set_current.

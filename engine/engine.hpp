@@ -217,8 +217,10 @@ inline int engine_id(const Engine *e) { return e ? e->id : -1; }
 int engine_cpu(int e);
 
 // Does channel ch exist? Does it order its contexts by deadline? Any thread while running.
-bool channel_exists(int ch);
-bool channel_by_deadline(int ch);
+inline bool channel_exists(int ch) { return g_rt->channels.exists(ch); }
+inline bool channel_by_deadline(int ch) {
+  return g_rt->channels[ch].kind == ChannelKind::DEADLINE;
+}
 
 // Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
 // the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence
