@@ -68,8 +68,8 @@ constexpr Traced traced(Event ev) {
 }
 
 // Engine e saw event ev: count it, and trace it if it is traced and a trace is on. Called only
-// by engine e (the counters have one writer). Always inlined with a constant ev, so that it is
-// the bump, and for a traced event the test of the flag, that it replaces.
+// by engine e (the counters have one writer). Always inlined, and every caller names its event:
+// it compiles to the bump, and for a traced event the flag's test, that a hand-written pair was.
 [[gnu::always_inline]] inline void note(Engine *e, Event ev, int arg = 0) {
   bump(counter(e->stats, ev, arg));
   if (traced(ev).on && trace::tracing_on()) [[unlikely]]
