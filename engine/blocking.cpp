@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 
+#include "events.hpp"
 #include "fatal.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
@@ -154,10 +155,10 @@ void blocking_begin() {
   Backup *b = take_backup();
   c->offloaded = b != nullptr;
   if (!b) {
-    bump(e->stats.blocking_inline);
+    note(e, Event::blocking_inline);
     return;
   }
-  bump(e->stats.blocking_offloaded);
+  note(e, Event::blocking_offloaded);
   // The context leaves the engine as a suspension (the engine that runs it after the region
   // counts the resumption), handed over only once it is saved (J1's rule): the backup
   // resumes it at once.

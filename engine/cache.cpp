@@ -5,6 +5,7 @@
 
 #include <mutex>
 
+#include "events.hpp"
 #include "fatal.hpp"
 
 namespace mr::engine {
@@ -22,7 +23,7 @@ Context *get_context(Engine *e, ContextKind k) {
     int &n = k == ContextKind::REGULAR ? e->n_free_regular : e->n_free_small;
     Context **cache = k == ContextKind::REGULAR ? e->free_regular : e->free_small;
     if (n > 0) {
-      bump(e->stats.contexts_reused);
+      note(e, Event::contexts_reused);
       return cache[--n];
     }
   }
@@ -31,12 +32,12 @@ Context *get_context(Engine *e, ContextKind k) {
     Context *&head = k == ContextKind::REGULAR ? g_rt->free_regular : g_rt->free_small;
     if (Context *c = head) {
       head = c->next;
-      if (e) bump(e->stats.contexts_reused);
+      if (e) note(e, Event::contexts_reused);
       return c;
     }
   }
   Context *c = context_create(k, stack_bytes(k), g_rt->p.quiet, g_rt->context_body);
-  if (c && e) bump(e->stats.contexts_created);
+  if (c && e) note(e, Event::contexts_created);
   return c;
 }
 

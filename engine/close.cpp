@@ -1,11 +1,10 @@
-// close.cpp: dropping the work of drop channels at MR_shutdown (close.hpp).
+// close.cpp: dropping the work of drop channels at MR_shutdown, and refusing what would come
+// too late (close.hpp).
 #include "config.h"
 
 #include "close.hpp"
 
 #include <cstddef>
-
-#include "trace.hpp"
 
 namespace mr::engine {
 
@@ -23,13 +22,20 @@ bool keep_spark(const Task &t) {
   return false;
 }
 
+int create_channel(int level, ChannelKind kind, Close close, int followup) {
+  // relaxed: a channel made while MR_shutdown begins is one more channel it closes.
+  if (g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
+  return g_rt->channels.create(level, kind, close, followup);
+}
+
 void begin_closing() {
   // seq_cst: one more flag that engines read relaxed at their next pick; a context of a drop
   // channel that misses it runs once more, to its next suspension, and is dropped then.
   g_rt->closing.store(true, std::memory_order_seq_cst);
 }
 
-void report_drops(MR_ShutdownReport *r, const std::uint64_t *contexts, const std::uint64_t *sparks) {
+void report_drops(MR_ShutdownReport *r, const std::uint64_t *contexts,
+                  const std::uint64_t *sparks) {
   bool per_channel = r->size >= sizeof *r;
   r->contexts_dropped = r->sparks_dropped = 0;
   for (int ch = 0; ch < kMaxChannels; ch++) {

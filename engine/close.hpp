@@ -1,6 +1,7 @@
 // close.hpp: what MR_shutdown does with the channels' work (doc/design.md, "Closing"). Once it
 // begins, the contexts of drop channels are dropped when they would next run, and their sparks
-// when a scheduler would turn them into work; complete channels run to the end.
+// when a scheduler would turn them into work; complete channels run to the end. The one place
+// that decides whether a channel still accepts spawns, and whether channels may still be made.
 #ifndef MR_ENGINE_CLOSE_HPP
 #define MR_ENGINE_CLOSE_HPP
 
@@ -17,6 +18,20 @@ void drop_context(Context *c);
 // never runs and its join never completes (its parent, of the same channel, is dropped or swept
 // at the end). Any engine.
 bool keep_spark(const Task &t);
+
+// May a context be spawned in channel ch now? Not once MR_shutdown_now has begun, nor once
+// MR_shutdown has if ch drops its work. Any thread.
+inline bool accepts_spawns(int ch) {
+  // relaxed: a spawn that misses either flag only adds a context that is then dropped and
+  // counted (MR_shutdown closes the spawn counter at its end, which refuses the rest).
+  if (g_rt->shutdown.load(std::memory_order_relaxed)) return false;
+  return !(g_rt->channels[ch].close == Close::DROP &&
+           g_rt->closing.load(std::memory_order_relaxed));
+}
+
+// Make a channel (MR_channel_create has the codes): refused with MR_ESHUTDOWN once MR_shutdown
+// has begun. Any thread while running.
+int create_channel(int level, ChannelKind kind, Close close, int followup);
 
 // MR_shutdown begins: from now on drop channels' work is dropped (closing set, P4's order).
 // Called only by the primordial context.

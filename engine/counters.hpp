@@ -1,5 +1,5 @@
 // counters.hpp: one engine's counters (MR_ENGINE_STATS_MAP in mrengine.h is their one list);
-// stats.hpp reads them.
+// the scheduler counts its events through events.hpp's note(), stats.hpp reads them.
 #ifndef MR_ENGINE_COUNTERS_HPP
 #define MR_ENGINE_COUNTERS_HPP
 
@@ -22,7 +22,7 @@ struct alignas(64) Counters {
 #undef MR_COUNTER_KINDS_
 };
 
-// Count one event. Called only by the engine that owns the counter.
+// Count one. Called only by the engine that owns the counter.
 inline void bump(std::atomic<std::uint64_t> &c) {
   // relaxed load + store: one writer (the owner); readers only need an eventually-exact value.
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -46,6 +46,9 @@ inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itsel
 
 struct Backup;
 struct IoEngine;
+namespace trace {
+class Tracer;
+}
 
 // One engine's searching state (idle.cpp, steal.cpp): what it holds of the census and where it
 // looks. Owner only.
@@ -186,6 +189,10 @@ struct Runtime {
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups; // every backup thread created, to join at stop
   IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
+  // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
+  // any engine thread runs), freed with the runtime. The scheduler records through the hooks of
+  // events.hpp.
+  trace::Tracer *tracer = nullptr;
 };
 
 // The globals below are the library's own: hidden, so that code in the library reaches them
@@ -235,6 +242,12 @@ inline int engine_id(const Shared *e) { return e ? e->id : -1; }
 
 // The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
+
+// Does channel ch exist? Does it order its contexts by deadline? Any thread while running.
+inline bool channel_exists(int ch) { return g_rt->channels.exists(ch); }
+inline bool channel_by_deadline(int ch) {
+  return g_rt->channels[ch].kind == ChannelKind::DEADLINE;
+}
 
 // Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
 // the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "events.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "cpu_relax.hpp"
@@ -93,8 +94,7 @@ void leave_idle(Engine *e) {
       MR_CHECK(cur == State::NOTIFIED, "engine left idle from an impossible state");
       MR_CHECK(s.action == Action::CONTEXT_ADVICE || s.action == Action::SHUTDOWN,
                "a sleeper's notification reached an engine that was not asleep");
-      bump(e->stats.wakeups[static_cast<int>(s.action)]);
-      trace::on_notify_recv(e, s.action);
+      note(e, Event::wakeups, static_cast<int>(s.action));
       engine_store<State::NOTIFIED, State::WORKING>(s);
       return;
     }
@@ -125,8 +125,7 @@ bool pop_injected(Engine *e, Task *t) {
   for (;;) {
     if (!g_rt->injector.pop(t)) return false;
     if (!keep_spark(*t)) continue;
-    bump(e->stats.sparks_injected);
-    trace::on_spark_run(e);
+    note(e, Event::sparks_injected);
     return true;
   }
 }
@@ -141,8 +140,7 @@ bool pop_own(Engine *e, Task *t) {
 
 // Called only by engine e: a spark popped from its own deque becomes its next work.
 Context *run_own(Engine *e, const Task &t) {
-  bump(e->stats.sparks_run_local);
-  trace::on_spark_run(e);
+  note(e, Event::sparks_run_local);
   return context_for_spark(e, t);
 }
 
@@ -297,8 +295,7 @@ Next handle_notification(Engine *e, Context **run) {
   SleepSync &s = e->sleep;
   Action a = s.action;
   void *d = s.data;
-  bump(e->stats.wakeups[static_cast<int>(a)]);
-  trace::on_notify_recv(e, a);
+  note(e, Event::wakeups, static_cast<int>(a));
   switch (a) {
     case Action::CONTEXT:
       *run = static_cast<Context *>(d);
@@ -350,7 +347,7 @@ bool leave_sleeping(Engine *e) {
 // without a notification (a time-out, or a hook's early return) and e left SLEEPING itself.
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
-  bump(e->stats.sleeps);
+  note(e, Event::sleeps);
   std::uint64_t until = timers_wait_deadline(e);
 #ifdef MR_WORKSTEAL_POLLING
   until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
@@ -392,7 +389,7 @@ Next fall_asleep(Engine *e) {
   pthread_mutex_unlock(&s.wake_lock);
   e->search.holds_unit = false;
   if (e->search.woken_for_work) {
-    bump(e->stats.spurious_wakeups);
+    note(e, Event::spurious_wakeups);
     e->search.woken_for_work = false;
   }
   // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).

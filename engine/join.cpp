@@ -3,6 +3,7 @@
 
 #include "join.hpp"
 
+#include "events.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "fatal.hpp"
@@ -45,10 +46,7 @@ Next next_spark(Engine *e, Context *self, Task &t) {
 
 // Context self on engine e goes on with spark t: it takes t's channel (the forking context's).
 void take_task(Engine *e, Context *self, const Task &t, Next from) {
-  if (from == Next::OWN) {
-    bump(e->stats.sparks_run_local);
-    trace::on_spark_run(e);
-  }
+  if (from == Next::OWN) note(e, Event::sparks_run_local);
   trace::on_run(e, self);  // a new task: a new thread for the trace
   self->task = t;
   self->channel = static_cast<int>(t.join->channel);
@@ -134,8 +132,7 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
     return;
   }
   e->deque.push(Task{fn, env, j});
-  bump(e->stats.sparks_pushed);
-  trace::on_spark_create(e);
+  note(e, Event::sparks_pushed);
   work_posted(e->id);
 }
 
@@ -149,8 +146,7 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
       e->deque.push(t);
       break;
     }
-    bump(e->stats.sparks_run_local);
-    trace::on_spark_run(e);
+    note(e, Event::sparks_run_local);
     t.fn(t.env);
     ran++;
     e = this_engine();  // t.fn may have suspended and resumed this context on another engine
@@ -211,12 +207,10 @@ int bind_here() {
 
 int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline) {
   Engine *e = this_engine();
-  // MR_shutdown_now has begun (MR_shutdown closes the counter below instead), or MR_shutdown has
-  // and the channel drops its contexts. relaxed: a context that misses the flag only adds a
-  // context that is then dropped and counted.
-  if (g_rt->shutdown.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
+  // MR_shutdown_now has begun, or MR_shutdown has and the channel drops its contexts (for the
+  // rest, MR_shutdown closes the counter below).
+  if (!accepts_spawns(channel)) return MR_ESHUTDOWN;
   bool drops = g_rt->channels[channel].close == Close::DROP;
-  if (drops && g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
   // A drop channel's context is not waited for: its join keeps a unit of its own (Runtime).
   Join &spawned = drops ? g_rt->spawned_drop : g_rt->spawned;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).

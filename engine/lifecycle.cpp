@@ -8,8 +8,10 @@
 #include <semaphore.h>
 
 #include <boost/context/fiber.hpp>
+#include <boost/scope_exit.hpp>
 
 #include <new>
+#include <string>
 
 #include "blocking.hpp"
 #include "cache.hpp"
@@ -56,7 +58,8 @@ void *engine_main(void *arg) {
 // Free the runtime's records (and the cached contexts); g_rt is nullptr after. Any state of a
 // partly built runtime, with no engine thread running.
 void destroy_runtime() {
-  trace::close_at_exit();
+  if (g_rt->tracer) g_rt->tracer->finish();  // while the engines' counters are there
+  delete g_rt->tracer;
   destroy_cached_contexts();
   io_stop(g_rt);
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete unowned(g_rt->engines[i]);
@@ -189,6 +192,130 @@ void finish_stop(Engine *e, MR_ShutdownReport *dropped, bool drained) {
   free_runtime(e, dropped);
 }
 
+// start()'s steps, in order. Each leaves what it made in g_rt, where start's one guard frees it
+// if a later step fails.
+
+// The engines' records and the semaphore their threads post. Returns 0 or MR_ENOMEM.
+int make_engines() {
+  if (sem_init(&g_rt->started, 0, 0) != 0) return MR_ENOMEM;
+  g_rt->started_init = true;
+  g_rt->engines = new (std::nothrow) Shared *[static_cast<std::size_t>(g_rt->n)]();
+  if (!g_rt->engines) return MR_ENOMEM;
+  for (int i = 0; i < g_rt->n; i++) {
+    Engine *e = new (std::nothrow) Engine(i);
+    g_rt->engines[i] = e;
+    if (!e) return MR_ENOMEM;
+    e->search.spin_budget = full_spin_rounds();
+    e->sleep.park = g_rt->p.park;
+    e->sleep.id = i;
+  }
+  return 0;
+}
+
+// The engines' epoll instances (MR_CONFIG_FD_WAITS), the trace's slots and --trace's file.
+// Returns 0 or a negative MR_E* code with *err.
+int open_io_and_trace(std::string *err) {
+  if (g_rt->p.fd_waits) {
+    if (int rc = io_start(g_rt); rc != 0) {
+      if (err) *err = "cannot create the engines' epoll instances (MR_CONFIG_FD_WAITS)";
+      return rc;
+    }
+  }
+  g_rt->tracer = new (std::nothrow) trace::Tracer;
+  if (!g_rt->tracer) return MR_ENOMEM;
+  return g_rt->tracer->open(g_rt->n, g_rt->p.trace_path, err);
+}
+
+// The primordial context (the caller's own stack) as engine 0's, the pinning plan and victim
+// orders of every engine, engine 0's scheduler fiber. Returns 0 or MR_ENOMEM with *err.
+int plan_engines(std::string *err) {
+  Engine *e0 = unowned(g_rt->engines[0]);  // the caller becomes its owner
+  e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
+  g_rt->primordial.kind = ContextKind::PRIMORDIAL;
+  g_rt->primordial.bound = 0;
+  san::init_thread(g_rt->primordial.san);  // the caller's own stack
+  e0->current = &g_rt->primordial;
+  try {
+    topo::place(&g_rt->place, g_rt->n, g_rt->p.pinning, g_rt->p.quiet);
+    for (int i = 0; i < g_rt->n; i++) {
+      unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
+      g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
+    }
+    e0->sched = bctx::fiber(std::allocator_arg,
+                            RecordingStack(256 * 1024, g_rt->p.quiet, &e0->sched_stack),
+                            [e0](bctx::fiber &&from) {
+                              (void)from;
+                              scheduler(e0);
+                              fatal("engine 0's scheduler ended while the runtime runs");
+                              return bctx::fiber{};
+                            });
+    san::init_stack(e0->sched_san, e0->sched_stack);
+  } catch (const std::bad_alloc &) {
+    if (err) *err = "out of memory while starting the runtime";
+    return MR_ENOMEM;
+  }
+  return 0;
+}
+
+// What generated code reads inline (MR_EngineView), for every engine.
+void fill_views() {
+  for (int i = 0; i < g_rt->n; i++) {
+    Shared *e = g_rt->engines[i];
+    e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
+    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
+    e->view.spark_threshold =
+        static_cast<AO_t>(g_rt->p.granularity_factor) * static_cast<AO_t>(g_rt->n);
+    e->view.version = MR_ENGINE_VIEW_VERSION;
+    e->view.engine = static_cast<AO_t>(i);
+    e->view.deque_array = static_cast<MR_SparkArray *const volatile *>(e->deque.array_address());
+    e->view.census = static_cast<const volatile AO_t *>(g_rt->census.word_address());
+    e->view.sparks_pushed = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_pushed);
+    e->view.sparks_run_local = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_run_local);
+  }
+}
+
+// The caller becomes engine 0 (bound, with its overflow handler), lazy engines count as
+// sleepers, a --trace begins, and the runtime is running.
+void enter_engine0() {
+  Engine *e0 = unowned(g_rt->engines[0]);
+  set_current(e0);
+  pin_self(e0);
+  overflow::install(context_on_this_thread);
+  (void)overflow::altstack_on(e0->altstack);
+  if (g_rt->p.lazy_engines) {
+    // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
+    // (wake.cpp). They count as sleepers, so the post-work check (P1) wakes them.
+    for (int i = 1; i < g_rt->n; i++) {
+      unowned(g_rt->engines[i])->start_asleep = true;
+      g_rt->engines[i]->sleep.state.store(State::SLEEPING, std::memory_order_relaxed);
+    }
+    g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
+  }
+  g_rt->tracer->begin_at_init();
+  // store-release: publishes g_rt (and the lazy engines' states) to threads that test running().
+  g_running.store(true, std::memory_order_release);
+}
+
+// The threads of engines 1..N-1 (none with --lazy-engines), and the wait until each is bound
+// and running (so MR_engine_cpu is exact when MR_init returns). Returns 0, or MR_EAGAIN with
+// *err, the threads started so far running.
+int start_engine_threads(std::string *err) {
+  int created = 1;
+  for (int i = 1; i < g_rt->n && !g_rt->p.lazy_engines; i++) {
+    Shared *e = g_rt->engines[i];
+    if (pthread_create(&e->thread, nullptr, engine_main, e) != 0) {
+      if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +
+                      std::to_string(g_rt->n);
+      return MR_EAGAIN;
+    }
+    e->start_claimed.store(true, std::memory_order_relaxed);
+    e->thread_started.store(true, std::memory_order_release);
+    created++;
+  }
+  for (int i = 1; i < created; i++) sem_wait_posted(&g_rt->started);
+  return 0;
+}
+
 }  // namespace
 
 int start(const Params &p, std::string *err) {
@@ -201,110 +328,28 @@ int start(const Params &p, std::string *err) {
   g_rt->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
   g_rt->spawned_drop.count.store(1, std::memory_order_relaxed);  // its own unit, never given
   g_rt->timing = p.print_stats || p.policy == Policy::ROUND_ROBIN;
-  if (sem_init(&g_rt->started, 0, 0) != 0) {
-    destroy_runtime();
-    return MR_ENOMEM;
-  }
-  g_rt->started_init = true;
-  g_rt->engines = new (std::nothrow) Shared *[static_cast<std::size_t>(g_rt->n)]();
-  if (!g_rt->engines) {
-    destroy_runtime();
-    return MR_ENOMEM;
-  }
-  for (int i = 0; i < g_rt->n; i++) {
-    Engine *e = new (std::nothrow) Engine(i);
-    g_rt->engines[i] = e;
-    if (!e) {
+  // A start that fails (or throws) frees the runtime here, once: before engine 0 entered it,
+  // its records; after, as a shutdown does, once the engine threads started so far are joined.
+  enum class Undo { RECORDS, RUNNING, NOTHING } undo = Undo::RECORDS;
+  BOOST_SCOPE_EXIT(&undo) {
+    if (undo == Undo::RECORDS) {
       destroy_runtime();
-      return MR_ENOMEM;
-    }
-    e->search.spin_budget = full_spin_rounds();
-    e->sleep.park = p.park;
-    e->sleep.id = i;
-  }
-  if (p.fd_waits) {
-    if (int rc = io_start(g_rt); rc != 0) {
-      destroy_runtime();
-      if (err) *err = "cannot create the engines' epoll instances (MR_CONFIG_FD_WAITS)";
-      return rc;
-    }
-  }
-  if (int rc = trace::open_at_init(g_rt->n, p.trace_path, err)) {
-    destroy_runtime();
-    return rc;
-  }
-  Engine *e0 = unowned(g_rt->engines[0]);  // the caller becomes its owner
-  e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
-  g_rt->primordial.kind = ContextKind::PRIMORDIAL;
-  g_rt->primordial.bound = 0;
-  san::init_thread(g_rt->primordial.san);  // the caller's own stack
-  e0->current = &g_rt->primordial;
-  try {
-    topo::place(&g_rt->place, g_rt->n, p.pinning, p.quiet);
-    for (int i = 0; i < g_rt->n; i++) {
-      unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
-      g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
-    }
-    e0->sched = bctx::fiber(std::allocator_arg,
-                            RecordingStack(256 * 1024, p.quiet, &e0->sched_stack),
-                            [e0](bctx::fiber &&from) {
-                              (void)from;
-                              scheduler(e0);
-                              fatal("engine 0's scheduler ended while the runtime runs");
-                              return bctx::fiber{};
-                            });
-    san::init_stack(e0->sched_san, e0->sched_stack);
-  } catch (const std::bad_alloc &) {
-    destroy_runtime();
-    if (err) *err = "out of memory while starting the runtime";
-    return MR_ENOMEM;
-  }
-  for (int i = 0; i < g_rt->n; i++) {
-    Shared *e = g_rt->engines[i];
-    e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
-    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
-    e->view.spark_threshold = static_cast<AO_t>(p.granularity_factor) * static_cast<AO_t>(g_rt->n);
-    e->view.version = MR_ENGINE_VIEW_VERSION;
-    e->view.engine = static_cast<AO_t>(i);
-    e->view.deque_array = static_cast<MR_SparkArray *const volatile *>(e->deque.array_address());
-    e->view.census = static_cast<const volatile AO_t *>(g_rt->census.word_address());
-    e->view.sparks_pushed = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_pushed);
-    e->view.sparks_run_local = reinterpret_cast<volatile AO_t *>(&e->stats.sparks_run_local);
-  }
-  set_current(e0);
-  pin_self(e0);
-  overflow::install(context_on_this_thread);
-  (void)overflow::altstack_on(e0->altstack);
-  if (p.lazy_engines) {
-    // Engines 1..N-1 sleep without a thread; the first notification delivered to one starts it
-    // (wake.cpp). They count as sleepers, so the post-work check (P1) wakes them.
-    for (int i = 1; i < g_rt->n; i++) {
-      unowned(g_rt->engines[i])->start_asleep = true;
-      g_rt->engines[i]->sleep.state.store(State::SLEEPING, std::memory_order_relaxed);
-    }
-    g_rt->census.start_with_sleepers(static_cast<std::uint32_t>(g_rt->n - 1));
-  }
-  trace::begin_at_init();
-  // store-release: publishes g_rt (and the lazy engines' states) to threads that test running().
-  g_running.store(true, std::memory_order_release);
-  int created = 1;
-  for (int i = 1; i < g_rt->n && !p.lazy_engines; i++) {
-    Shared *e = g_rt->engines[i];
-    int rc = pthread_create(&e->thread, nullptr, engine_main, e);
-    if (rc != 0) {
-      if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +
-                      std::to_string(g_rt->n);
+    } else if (undo == Undo::RUNNING) {
       stop_engine_threads();
-      free_runtime(e0, nullptr);
-      return MR_EAGAIN;
+      free_runtime(unowned(g_rt->engines[0]), nullptr);
     }
-    e->start_claimed.store(true, std::memory_order_relaxed);
-    e->thread_started.store(true, std::memory_order_release);
-    created++;
   }
-  // MR_init returns once every engine is bound and running (so MR_engine_cpu is exact).
-  for (int i = 1; i < created; i++) sem_wait_posted(&g_rt->started);
-  return 0;
+  BOOST_SCOPE_EXIT_END
+  int rc = make_engines();
+  if (rc == 0) rc = open_io_and_trace(err);
+  if (rc == 0) rc = plan_engines(err);
+  if (rc != 0) return rc;
+  fill_views();
+  enter_engine0();
+  undo = Undo::RUNNING;
+  rc = start_engine_threads(err);
+  if (rc == 0) undo = Undo::NOTHING;
+  return rc;
 }
 
 int stop(MR_ShutdownReport *dropped) {

@@ -7,7 +7,7 @@
 
 #include "close.hpp"
 #include "engine.hpp"
-#include "trace.hpp"
+#include "events.hpp"
 
 namespace mr::engine {
 
@@ -32,7 +32,7 @@ struct Stolen {
 // into *slot. Counted in e's counters: every attempt, and as a failure each one that got nothing
 // to run. Inline: a context draining a fan-out (join.cpp) steals once per spark.
 inline Loot steal_from(Engine *e, Shared *v, Task &t, Context **slot) {
-  bump(e->stats.steal_attempts);
+  note(e, Event::steal_attempts);
   WsDeque::Steal r = v->deque.steal(t);
   if (r == WsDeque::Steal::EMPTY && slot) {
     // No spark there: the context v would run next, if it may run elsewhere (v is busy with
@@ -48,11 +48,10 @@ inline Loot steal_from(Engine *e, Shared *v, Task &t, Context **slot) {
     }
   }
   if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
-    bump(e->stats.steal_failures);
+    note(e, Event::steal_failures);
     return r == WsDeque::Steal::TAKEN ? Loot::DROPPED : Loot::NONE;
   }
-  bump(e->stats.sparks_stolen);
-  trace::on_spark_steal(e, v->id);
+  note(e, Event::sparks_stolen, v->id);
   return Loot::SPARK;
 }
 

@@ -16,7 +16,7 @@
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "policy.hpp"
-#include "trace.hpp"
+#include "events.hpp"
 #include "wake.hpp"
 
 namespace mr::engine {
@@ -70,7 +70,7 @@ inline void enter_context(Engine *e, Context *c) {
   account_channel(e, c->channel);
   if (c->suspended) {
     c->suspended = false;
-    bump(e->stats.contexts_resumed);
+    note(e, Event::contexts_resumed);
   }
   trace::on_run(e, c);
 }
@@ -110,7 +110,7 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
-  bump(e->stats.contexts_suspended);
+  note(e, Event::contexts_suspended);
   Context *next = nullptr;
   // relaxed flags: the scheduler, reached instead, reads them again.
   if (e->handoffs < kMaxHandoffs && !e->bound.maybe_nonempty() &&

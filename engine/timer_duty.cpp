@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "events.hpp"
 #include "wake.hpp"
 
 namespace mr::engine {
@@ -66,11 +67,11 @@ void timers_idle(Engine *e) {
   const std::uint64_t now = now_ns();
   if (now < soonest) return;
   if (e->timers.earliest() <= now)
-    for (int k = e->timers.fire_due(now); k > 0; k--) bump(e->stats.timers_fired);
+    for (int k = e->timers.fire_due(now); k > 0; k--) note(e, Event::timers_fired);
   for (int i = 0; i < g_rt->n; i++) {
     Shared *v = g_rt->engines[i];
     if (v != e && add_saturating(v->timers.earliest(), kTakeoverGraceNs) <= now)
-      for (int k = v->timers.fire_due(now); k > 0; k--) bump(e->stats.timers_taken);
+      for (int k = v->timers.fire_due(now); k > 0; k--) note(e, Event::timers_taken);
   }
 }
 

@@ -30,54 +30,10 @@ constexpr std::size_t kBlockEvents = 4096;
 // How often an engine adds a spark-counter sample (ThreadScope's spark graphs), at most.
 constexpr std::uint64_t kSampleNs = 100 * 1000;
 
-struct Buffer {
-  Event ev[kBlockEvents];
-  std::size_t n = 0;
-  std::uint64_t last = 0;         // the last timestamp written
-  std::uint64_t next_sample = 0;  // when the next spark-counter sample is due
-  std::uint32_t tasks = 0;        // thread ids handed out by this engine
-  std::uint32_t running = 0;      // the thread id running on this engine, or 0
-  std::uint64_t base_created = 0, base_run = 0;  // the engine's counters when the trace began
-};
-
-// One engine's entry of the handshake (TR1). `writing` is set by the engine around each record;
-// `buf` is written by start and stop while no engine records (TR1) and read by the engine
-// inside its record.
-struct alignas(64) Slot {
-  std::atomic<bool> writing{false};
-  Buffer *buf = nullptr;
-};
-
-int g_n = 0;               // engines; set at MR_init, before any engine thread
-Slot *g_slots = nullptr;   // g_n slots, from MR_init to the end of the runtime
-// The number of the trace being recorded: a context's marks from an older trace are stale.
-// Written by start before its seq_cst store of g_on, read by engines after seeing g_on.
-std::uint32_t g_session = 0;
-std::uint64_t g_t0 = 0;    // the clock at the start of the trace (same publication)
-
-std::mutex g_control;      // start, stop, the end at exit: one at a time
-
-// The open file. Written only under g_file_lock (and set up by start before g_on).
-std::mutex g_file_lock;
-int g_fd = -1;
-std::unique_ptr<Writer> g_writer;
-std::string g_out;         // the encoding of one block, reused
-std::string g_path;
-bool g_failed = false;     // a write failed: warned once, nothing more is written
-
-// The buffer of threads that are not engines, under its lock.
+// The lock of the non-engine buffer (Tracer::foreign_). Not in the Tracer: a thread that is
+// not an engine takes it before it knows that a runtime is still there (record_any); the end of
+// a trace takes it after clearing g_on, so a holder that sees g_on set holds the runtime up.
 std::mutex g_foreign_lock;
-Buffer *g_foreign = nullptr;
-
-// MR_trace_marker's texts, by index; appended under g_marker_lock, read by the writers under
-// the same lock.
-std::mutex g_marker_lock;
-std::vector<std::string> g_markers;
-
-// A trace file opened by MR_init's --trace, begun once engine 0 is set up.
-int g_init_fd = -1;
-std::unique_ptr<Writer> g_init_writer;
-std::string g_init_path;
 
 bool ends_with(const std::string &s, const char *suffix) {
   std::size_t n = std::strlen(suffix);
@@ -99,59 +55,6 @@ int open_file(const std::string &path, std::string *err) {
   return fd;
 }
 
-// Under g_file_lock: write g_out to the file.
-void write_out_locked() {
-  const char *p = g_out.data();
-  std::size_t left = g_out.size();
-  while (left > 0 && !g_failed) {
-    ssize_t k = ::write(g_fd, p, left);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      g_failed = true;
-      warning(false, "writing trace file '%s' failed (%s): the trace stops here", g_path.c_str(),
-              k < 0 ? std::strerror(errno) : "no progress");
-      return;
-    }
-    p += k;
-    left -= static_cast<std::size_t>(k);
-  }
-}
-
-// Write buffer b (of engine `engine`, -1: the non-engine buffer) as one block and empty it.
-// Called by the buffer's owner, or by stop after the handshake.
-void flush(int engine, Buffer *b) {
-  if (b->n == 0) return;
-  {
-    std::lock_guard<std::mutex> lk(g_file_lock);
-    g_out.clear();
-    {
-      std::lock_guard<std::mutex> mk(g_marker_lock);
-      g_writer->block(&g_out, engine, b->ev, b->n, g_markers);
-    }
-    write_out_locked();
-  }
-  b->n = 0;
-}
-
-// Append an event to b, at the clock but after both b's last event and `after` (so that a
-// context's run is never at or before its stop on another engine); its timestamp.
-std::uint64_t push(int engine, Buffer *b, Kind k, std::uint16_t x, std::uint32_t y,
-                   std::uint64_t z = 0, std::uint64_t w = 0, std::uint64_t after = 0) {
-  std::uint64_t ts = now_ns() - g_t0;
-  if (ts <= b->last) ts = b->last + 1;
-  if (ts <= after) ts = after + 1;
-  b->ev[b->n++] = Event{ts, k, x, y, z, w};
-  b->last = ts;
-  if (b->n == kBlockEvents) flush(engine, b);
-  return ts;
-}
-
-// A new thread id for a task starting on engine e: unique within the trace (ids are not
-// reused), without a shared counter.
-std::uint32_t new_tid(const Engine *e, Buffer *b) {
-  return ++b->tasks * static_cast<std::uint32_t>(g_n) + static_cast<std::uint32_t>(e->id) + 1;
-}
-
 std::uint64_t created_of(const Shared *e) {
   return e->stats.sparks_pushed.load(std::memory_order_relaxed) +
          e->stats.sparks_injected.load(std::memory_order_relaxed);
@@ -162,10 +65,81 @@ std::uint64_t run_of(const Shared *e) {
          e->stats.sparks_injected.load(std::memory_order_relaxed);
 }
 
+// Engines asleep, for the JSON counter: the census, and e itself when it is falling asleep (its
+// CAS to SLEEPING comes first, then, under the same lock, its census update).
+std::uint32_t asleep(State to) {
+  return Census::sleeping(g_rt->census.load()) + (to == State::SLEEPING ? 1 : 0);
+}
+
+}  // namespace
+
+struct Buffer {
+  Record ev[kBlockEvents];
+  std::size_t n = 0;
+  std::uint64_t last = 0;         // the last timestamp written
+  std::uint64_t next_sample = 0;  // when the next spark-counter sample is due
+  std::uint32_t tasks = 0;        // thread ids handed out by this engine
+  std::uint32_t running = 0;      // the thread id running on this engine, or 0
+  std::uint64_t base_created = 0, base_run = 0;  // the engine's counters when the trace began
+};
+
+// Under file_lock_: write out_ to the file.
+void Tracer::write_out_locked() {
+  const char *p = out_.data();
+  std::size_t left = out_.size();
+  while (left > 0 && !failed_) {
+    ssize_t k = ::write(fd_, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      failed_ = true;
+      warning(false, "writing trace file '%s' failed (%s): the trace stops here", path_.c_str(),
+              k < 0 ? std::strerror(errno) : "no progress");
+      return;
+    }
+    p += k;
+    left -= static_cast<std::size_t>(k);
+  }
+}
+
+// Write buffer b (of engine `engine`, -1: the non-engine buffer) as one block and empty it.
+// Called by the buffer's owner, or by stop after the handshake.
+void Tracer::flush(int engine, Buffer *b) {
+  if (b->n == 0) return;
+  {
+    std::lock_guard<std::mutex> lk(file_lock_);
+    out_.clear();
+    {
+      std::lock_guard<std::mutex> mk(marker_lock_);
+      writer_->block(&out_, engine, b->ev, b->n, markers_);
+    }
+    write_out_locked();
+  }
+  b->n = 0;
+}
+
+// Append an event to b, at the clock but after both b's last event and `after` (so that a
+// context's run is never at or before its stop on another engine); its timestamp.
+std::uint64_t Tracer::push(int engine, Buffer *b, Kind k, std::uint16_t x, std::uint32_t y,
+                           std::uint64_t z, std::uint64_t w, std::uint64_t after) {
+  std::uint64_t ts = now_ns() - t0_;
+  if (ts <= b->last) ts = b->last + 1;
+  if (ts <= after) ts = after + 1;
+  b->ev[b->n++] = Record{ts, k, x, y, z, w};
+  b->last = ts;
+  if (b->n == kBlockEvents) flush(engine, b);
+  return ts;
+}
+
+// A new thread id for a task starting on engine e: unique within the trace (ids are not
+// reused), without a shared counter.
+std::uint32_t Tracer::new_tid(const Engine *e, Buffer *b) {
+  return ++b->tasks * static_cast<std::uint32_t>(n_) + static_cast<std::uint32_t>(e->id) + 1;
+}
+
 // A spark-counter sample of engine e into b: the counters since the trace began and the
 // sparks on its deque. (Sparks injected by threads that are not engines count as created and
 // run by the engine that ran them.)
-void sample(const Shared *e, Buffer *b) {
+void Tracer::sample(const Shared *e, Buffer *b) {
   std::uint64_t created = created_of(e), run = run_of(e);
   std::uint64_t c = created >= b->base_created ? created - b->base_created : 0;
   std::uint64_t r = run >= b->base_run ? run - b->base_run : 0;
@@ -176,8 +150,8 @@ void sample(const Shared *e, Buffer *b) {
 
 // The handshake, engine side (TR1): the buffer of engine e with its `writing` flag set, or
 // nullptr (flag clear) when no trace is on.
-Buffer *enter(Engine *e) {
-  Slot &s = g_slots[e->id];
+Buffer *Tracer::enter(Engine *e) {
+  Slot &s = slots_[static_cast<std::size_t>(e->id)];
   // seq_cst RMW and load: proof TR1 (the engine's flag, then g_on; stop's g_on, then the flag).
   s.writing.exchange(true, std::memory_order_seq_cst);
   if (!g_on.load(std::memory_order_seq_cst)) {
@@ -187,33 +161,36 @@ Buffer *enter(Engine *e) {
   return s.buf;
 }
 
-void leave(Engine *e, Buffer *b) {
+void Tracer::leave(Engine *e, Buffer *b) {
   if (b->last >= b->next_sample) sample(e, b);
   // release: the buffer's writes happen before stop's acquire of the clear flag (TR1).
-  g_slots[e->id].writing.store(false, std::memory_order_release);
+  slots_[static_cast<std::size_t>(e->id)].writing.store(false, std::memory_order_release);
 }
 
-// Record from whatever thread calls: the engine's own buffer, or the non-engine one.
+// Record f(tracer, engine, buffer) from whatever thread calls: the engine's own buffer, or the
+// non-engine one. A thread that is not an engine reads g_rt only once it holds the non-engine
+// lock and has seen g_on set: the runtime may have ended since its hook looked.
 template <class F>
-void record_any(F f) {
+void Tracer::record_any(F f) {
   if (Engine *e = t_engine) {
-    if (Buffer *b = enter(e)) {
-      f(e->id, b);
-      leave(e, b);
+    Tracer &t = *g_rt->tracer;
+    if (Buffer *b = t.enter(e)) {
+      f(t, e->id, b);
+      t.leave(e, b);
     }
     return;
   }
   std::lock_guard<std::mutex> lk(g_foreign_lock);
-  // acquire: pairs with start's store of true (g_foreign, g_t0); stop takes this lock after
+  // acquire: pairs with start's store of true (foreign_, t0_); stop takes this lock after
   // clearing g_on, so a record under it either sees false or ends before stop goes on.
-  if (g_on.load(std::memory_order_acquire)) f(-1, g_foreign);
+  if (g_on.load(std::memory_order_acquire)) f(*g_rt->tracer, -1, g_rt->tracer->foreign_);
 }
 
-// Under g_control, no trace on: begin one on the open file `fd` with writer w. Returns 0 or
+// Under control_, no trace on: begin one on the open file `fd` with writer w. Returns 0 or
 // MR_ENOMEM.
-int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
-  auto bufs = std::make_unique<Buffer *[]>(static_cast<std::size_t>(g_n) + 1);
-  for (int i = 0; i <= g_n; i++) {
+int Tracer::begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
+  auto bufs = std::make_unique<Buffer *[]>(static_cast<std::size_t>(n_) + 1);
+  for (int i = 0; i <= n_; i++) {
     bufs[static_cast<std::size_t>(i)] = new (std::nothrow) Buffer;
     if (!bufs[static_cast<std::size_t>(i)]) {
       for (int k = 0; k < i; k++) delete bufs[static_cast<std::size_t>(k)];
@@ -222,18 +199,18 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
     }
   }
   {
-    std::lock_guard<std::mutex> lk(g_file_lock);
-    g_fd = fd;
-    g_writer = std::move(w);
-    g_path = path;
-    g_failed = false;
-    g_out.clear();
-    g_writer->begin(&g_out, g_n);
+    std::lock_guard<std::mutex> lk(file_lock_);
+    fd_ = fd;
+    writer_ = std::move(w);
+    path_ = path;
+    failed_ = false;
+    out_.clear();
+    writer_->begin(&out_, n_);
     write_out_locked();
   }
-  g_t0 = now_ns();
-  g_session++;
-  for (int i = 0; i < g_n; i++) {
+  t0_ = now_ns();
+  session_++;
+  for (int i = 0; i < n_; i++) {
     Shared *e = g_rt->engines[i];
     Buffer *b = bufs[static_cast<std::size_t>(i)];
     b->base_created = created_of(e);
@@ -243,70 +220,72 @@ int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path) {
     push(i, b, Kind::ENGINE_START, static_cast<std::uint16_t>(now), 0);
     push(i, b, Kind::COUNTERS, 0, 0, 0, 0);  // ThreadScope's spark graphs start from zero
     b->next_sample = b->last + kSampleNs;
-    g_slots[i].buf = b;
+    slots_[static_cast<std::size_t>(i)].buf = b;
   }
-  g_foreign = bufs[static_cast<std::size_t>(g_n)];
-  // The caller's own engine is not recording: show the context the caller runs in as running.
-  if (Engine *e = t_engine; e && e->current) {
-    Context *c = e->current;
-    Buffer *b = g_slots[e->id].buf;
-    c->trace = TraceMark{new_tid(e, b), g_session, e->id, true, 0};
-    push(e->id, b, Kind::CTX_CREATE, 0, c->trace.tid);
-    push(e->id, b, Kind::CTX_RUN, 0, c->trace.tid);
-    b->running = c->trace.tid;
-  }
+  foreign_ = bufs[static_cast<std::size_t>(n_)];
+  if (Engine *e = t_engine; e && e->current) show_caller(e);
   // The inline fork and join of mrengine.h take the library's paths, which record the sparks.
   set_inline_forks(SlowReason::TRACING, true);
-  // seq_cst store: publishes the buffers, g_session and g_t0 to the engines' acquire (TR1).
+  // seq_cst store: publishes the buffers, session_ and t0_ to the engines' acquire (TR1).
   g_on.store(true, std::memory_order_seq_cst);
   return 0;
 }
 
-// Under g_control, a trace on: end it (TR1), write everything out and close the file.
-void end_session() {
+// As a trace begins on engine e, which is not recording: show the context the caller runs in
+// as running.
+void Tracer::show_caller(Engine *e) {
+  Context *c = e->current;
+  Buffer *b = slots_[static_cast<std::size_t>(e->id)].buf;
+  c->trace = TraceMark{new_tid(e, b), session_, e->id, true, 0};
+  push(e->id, b, Kind::CTX_CREATE, 0, c->trace.tid);
+  push(e->id, b, Kind::CTX_RUN, 0, c->trace.tid);
+  b->running = c->trace.tid;
+}
+
+// Under control_, a trace on: end it (TR1), write everything out and close the file.
+void Tracer::end_session() {
   // seq_cst store, then seq_cst loads of every flag: proof TR1.
   g_on.store(false, std::memory_order_seq_cst);
   set_inline_forks(SlowReason::TRACING, false);
-  for (int i = 0; i < g_n; i++)
-    while (g_slots[i].writing.load(std::memory_order_seq_cst)) sched_yield();
+  for (int i = 0; i < n_; i++)
+    while (slots_[static_cast<std::size_t>(i)].writing.load(std::memory_order_seq_cst))
+      sched_yield();
   std::lock_guard<std::mutex> fk(g_foreign_lock);  // no thread that is not an engine records
   // No engine records now, nor will before the next start (TR1): every buffer is ours. A last
   // spark-counter sample each, then every engine stops at one common time.
-  for (int i = 0; i < g_n; i++) sample(g_rt->engines[i], g_slots[i].buf);
-  std::uint64_t end = now_ns() - g_t0;
-  for (int i = 0; i <= g_n; i++) {
-    Buffer *b = i < g_n ? g_slots[i].buf : g_foreign;
+  for (int i = 0; i < n_; i++) sample(g_rt->engines[i], slots_[static_cast<std::size_t>(i)].buf);
+  std::uint64_t end = now_ns() - t0_;
+  for (int i = 0; i <= n_; i++) {
+    Buffer *b = i < n_ ? slots_[static_cast<std::size_t>(i)].buf : foreign_;
     if (b->last + 1 >= end) end = b->last + 2;  // room for a last stop before it
   }
-  for (int i = 0; i < g_n; i++) {
-    Buffer *b = g_slots[i].buf;
+  for (int i = 0; i < n_; i++) {
+    Buffer *b = slots_[static_cast<std::size_t>(i)].buf;
     if (b->running != 0) {  // the readers want every thread stopped (its context runs on)
-      b->ev[b->n++] = Event{end - 1, Kind::CTX_STOP, static_cast<std::uint16_t>(Why::TRACE_END),
-                            b->running, 0, 0};
+      b->ev[b->n++] = Record{end - 1, Kind::CTX_STOP, static_cast<std::uint16_t>(Why::TRACE_END),
+                             b->running, 0, 0};
       if (b->n == kBlockEvents) flush(i, b);
     }
-    b->ev[b->n++] = Event{end, Kind::ENGINE_STOP, 0, 0, 0, 0};  // push leaves room for one
+    b->ev[b->n++] = Record{end, Kind::ENGINE_STOP, 0, 0, 0, 0};  // push leaves room for one
     b->last = end;
     flush(i, b);
     delete b;
-    g_slots[i].buf = nullptr;
+    slots_[static_cast<std::size_t>(i)].buf = nullptr;
   }
-  flush(-1, g_foreign);
-  delete g_foreign;
-  g_foreign = nullptr;
-  std::lock_guard<std::mutex> lk(g_file_lock);
-  g_out.clear();
-  g_writer->end(&g_out);
+  flush(-1, foreign_);
+  delete foreign_;
+  foreign_ = nullptr;
+  std::lock_guard<std::mutex> lk(file_lock_);
+  out_.clear();
+  writer_->end(&out_);
   write_out_locked();
-  if (::close(g_fd) != 0 && !g_failed)
-    warning(false, "closing trace file '%s' failed: %s", g_path.c_str(), std::strerror(errno));
-  g_fd = -1;
-  g_writer.reset();
-  std::lock_guard<std::mutex> mk(g_marker_lock);
-  g_markers.clear();
+  if (::close(fd_) != 0 && !failed_)
+    warning(false, "closing trace file '%s' failed: %s", path_.c_str(), std::strerror(errno));
+  fd_ = -1;
+  writer_.reset();
+  std::lock_guard<std::mutex> mk(marker_lock_);
+  markers_.clear();
 }
-
-}  // namespace
 
 const char *why_name(Why w) {
   switch (w) {
@@ -330,35 +309,38 @@ int why_status(Why w) {
   return 0;
 }
 
-int open_at_init(int engines, const std::string &path, std::string *err) {
-  g_slots = new (std::nothrow) Slot[static_cast<std::size_t>(engines)];
-  if (!g_slots) return MR_ENOMEM;
-  g_n = engines;
+Tracer::~Tracer() {
+  if (init_fd_ >= 0) ::close(init_fd_);  // --trace's file, when MR_init failed after open
+}
+
+int Tracer::open(int engines, const std::string &path, std::string *err) {
+  slots_.reset(new (std::nothrow) Slot[static_cast<std::size_t>(engines)]);
+  if (!slots_) return MR_ENOMEM;
+  n_ = engines;
   if (path.empty()) return 0;
   std::unique_ptr<Writer> w(writer_for(path, err));
   int fd = w ? open_file(path, err) : -1;
   if (fd < 0) {
     *err = "--trace: " + *err;
-    close_at_exit();
     return MR_EOPTION;
   }
-  g_init_fd = fd;
-  g_init_writer = std::move(w);
-  g_init_path = path;
+  init_fd_ = fd;
+  init_writer_ = std::move(w);
+  init_path_ = path;
   return 0;
 }
 
-void begin_at_init() {
-  if (g_init_fd < 0) return;
-  std::lock_guard<std::mutex> lk(g_control);
-  int fd = g_init_fd;
-  g_init_fd = -1;
-  if (begin_session(fd, std::move(g_init_writer), g_init_path) != 0)
+void Tracer::begin_at_init() {
+  if (init_fd_ < 0) return;
+  std::lock_guard<std::mutex> lk(control_);
+  int fd = init_fd_;
+  init_fd_ = -1;
+  if (begin_session(fd, std::move(init_writer_), init_path_) != 0)
     warning(g_rt->p.quiet, "--trace: out of memory for the trace buffers; no trace is written");
 }
 
-int start(const char *path, std::string *err) {
-  std::lock_guard<std::mutex> lk(g_control);
+int Tracer::start(const char *path, std::string *err) {
+  std::lock_guard<std::mutex> lk(control_);
   if (g_on.load(std::memory_order_relaxed)) return MR_EBUSY;
   std::string p(path);
   std::unique_ptr<Writer> w(writer_for(p, err));
@@ -368,56 +350,42 @@ int start(const char *path, std::string *err) {
   return begin_session(fd, std::move(w), p);
 }
 
-int stop() {
-  std::lock_guard<std::mutex> lk(g_control);
+int Tracer::stop() {
+  std::lock_guard<std::mutex> lk(control_);
   if (!g_on.load(std::memory_order_relaxed)) return MR_EINVAL;
   end_session();
   return 0;
 }
 
-void close_at_exit() {
-  {
-    std::lock_guard<std::mutex> lk(g_control);
-    if (g_on.load(std::memory_order_relaxed)) end_session();
-  }
-  if (g_init_fd >= 0) ::close(g_init_fd);
-  g_init_fd = -1;
-  g_init_writer.reset();
-  delete[] g_slots;
-  g_slots = nullptr;
-  g_n = 0;
+void Tracer::finish() {
+  std::lock_guard<std::mutex> lk(control_);
+  if (g_on.load(std::memory_order_relaxed)) end_session();
 }
 
-void marker(const char *text) {
+void Tracer::marker(const char *text) {
   if (!tracing_on()) return;
   std::uint32_t idx;
   {
-    std::lock_guard<std::mutex> mk(g_marker_lock);
-    g_markers.emplace_back(text);
-    idx = static_cast<std::uint32_t>(g_markers.size() - 1);
+    std::lock_guard<std::mutex> mk(marker_lock_);
+    markers_.emplace_back(text);
+    idx = static_cast<std::uint32_t>(markers_.size() - 1);
   }
-  record_any([idx](int engine, Buffer *b) { push(engine, b, Kind::MARKER, 0, idx); });
+  record_any([idx](Tracer &t, int engine, Buffer *b) { t.push(engine, b, Kind::MARKER, 0, idx); });
 }
 
-// Engines asleep, for the JSON counter: the census, and e itself when it is falling asleep (its
-// CAS to SLEEPING comes first, then, under the same lock, its census update).
-std::uint32_t asleep(State to) {
-  return Census::sleeping(g_rt->census.load()) + (to == State::SLEEPING ? 1 : 0);
-}
-
-void record_state(Engine *e, State to) {
+void Tracer::record_state(Engine *e, State to) {
   if (Buffer *b = enter(e)) {
     push(e->id, b, Kind::STATE, static_cast<std::uint16_t>(to), asleep(to));
     leave(e, b);
   }
 }
 
-void record_run(Engine *e, Context *c) {
+void Tracer::record_run(Engine *e, Context *c) {
   Buffer *b = enter(e);
   if (!b) return;
   TraceMark &m = c->trace;
-  if (m.session != g_session || m.tid == 0) {
-    m = TraceMark{new_tid(e, b), g_session, -1, false, 0};
+  if (m.session != session_ || m.tid == 0) {
+    m = TraceMark{new_tid(e, b), session_, -1, false, 0};
     push(e->id, b, Kind::CTX_CREATE, 0, m.tid);
   }
   if (m.engine >= 0 && m.engine != e->id)
@@ -429,11 +397,11 @@ void record_run(Engine *e, Context *c) {
   leave(e, b);
 }
 
-void record_stop(Engine *e, Context *c, Why why) {
+void Tracer::record_stop(Engine *e, Context *c, Why why) {
   Buffer *b = enter(e);
   if (!b) return;
   TraceMark &m = c->trace;
-  if (m.session == g_session && m.running) {
+  if (m.session == session_ && m.running) {
     m.ts = push(e->id, b, Kind::CTX_STOP, static_cast<std::uint16_t>(why), m.tid);
     b->running = 0;
     m.running = false;
@@ -442,31 +410,32 @@ void record_stop(Engine *e, Context *c, Why why) {
   leave(e, b);
 }
 
-void record_spark(Engine *e, Kind k, int victim) {
+void Tracer::record_noted(Engine *e, Kind k, int x) {
   if (Buffer *b = enter(e)) {
-    push(e->id, b, k, static_cast<std::uint16_t>(victim < 0 ? 0 : victim), 0);
+    // A notification received also samples the census (the JSON counter), as a state does.
+    std::uint32_t y = k == Kind::NOTIFY_RECV ? asleep(State::NOTIFIED) : 0;
+    push(e->id, b, k, static_cast<std::uint16_t>(x), y);
     leave(e, b);
   }
 }
 
-void record_notify_sent(int target, Action a) {
-  record_any([target, a](int engine, Buffer *b) {
-    push(engine, b, Kind::NOTIFY_SENT, static_cast<std::uint16_t>(a),
-         static_cast<std::uint32_t>(target));
+void Tracer::record_notify_sent(int target, Action a) {
+  record_any([target, a](Tracer &t, int engine, Buffer *b) {
+    t.push(engine, b, Kind::NOTIFY_SENT, static_cast<std::uint16_t>(a),
+           static_cast<std::uint32_t>(target));
   });
 }
 
-void record_notify_recv(Engine *e, Action a) {
-  if (Buffer *b = enter(e)) {
-    push(e->id, b, Kind::NOTIFY_RECV, static_cast<std::uint16_t>(a), asleep(State::NOTIFIED));
-    leave(e, b);
-  }
-}
-
-void record_future(Kind k, const void *f, bool suspended) {
-  record_any([k, f, suspended](int engine, Buffer *b) {
-    push(engine, b, k, suspended ? 1 : 0, 0, reinterpret_cast<std::uintptr_t>(f));
+void Tracer::record_future(Kind k, const void *f, bool suspended) {
+  record_any([k, f, suspended](Tracer &t, int engine, Buffer *b) {
+    t.push(engine, b, k, suspended ? 1 : 0, 0, reinterpret_cast<std::uintptr_t>(f));
   });
 }
+
+int start(const char *path, std::string *err) { return g_rt->tracer->start(path, err); }
+
+int stop() { return g_rt->tracer->stop(); }
+
+void marker(const char *text) { g_rt->tracer->marker(text); }
 
 }  // namespace mr::engine::trace

@@ -3,15 +3,18 @@
 // trace_eventlog.cpp) or Chrome trace-event JSON (Perfetto, trace_json.cpp). doc/design.md,
 // "Tracing", has the buffers, the clock and the stop handshake (TR1).
 //
-// Each engine records into a buffer of its own without locks; a full buffer is written out as
-// one block by its engine, under the file lock. Threads that are not engines share one buffer
-// under a mutex. Every hook below is one predictable branch on a relaxed flag when tracing is
-// off (`on()`); the recording functions are out of line.
+// A runtime's trace is its Tracer (Runtime::tracer). Each engine records into a buffer of its
+// own without locks; a full buffer is written out as one block by its engine, under the file
+// lock. Threads that are not engines share one buffer under a mutex. The scheduler reaches the
+// Tracer only through the hooks of events.hpp, one predictable branch on a relaxed flag when
+// tracing is off (`tracing_on()`); the recording functions are out of line.
 #ifndef MR_ENGINE_TRACE_HPP
 #define MR_ENGINE_TRACE_HPP
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,7 +41,7 @@ enum class Why : std::uint8_t {
 #undef MR_TRACE_WHY_
 };
 
-// What the buffers hold: one record per event, written by the engine (or the non-engine
+// What the buffers hold: one Record per event, written by the engine (or the non-engine
 // buffer's lock holder) that saw it. The writers turn them into either format.
 enum class Kind : std::uint16_t {
   ENGINE_START,   // the engine enters the trace (x: its state then)
@@ -59,7 +62,7 @@ enum class Kind : std::uint16_t {
   MARKER,         // y: index of the text (MR_trace_marker)
 };
 
-struct Event {
+struct Record {
   std::uint64_t ts;  // ns since the trace began, strictly increasing within one buffer
   Kind kind;
   std::uint16_t x;
@@ -69,77 +72,14 @@ struct Event {
 
 #pragma GCC visibility push(hidden)
 // Is a trace being recorded? Stored seq_cst by start and stop (TR1); read relaxed by every hook
-// as a hint (the recording function re-reads it inside the handshake).
+// as a hint (the recording function re-reads it inside the handshake). Not in the Tracer: a
+// hook is one load of it (through the Runtime it would be two), and a thread outside any
+// runtime (one that signals a future) reads it, perhaps while the runtime is freed.
 extern std::atomic<bool> g_on;
 #pragma GCC visibility pop
 
-// The cheap test for generated code's inline fast paths (MR_fork_new_child and
-// MR_join_and_continue take the library's fork()/join_wait() while it is true).
+// The cheap test of every hook (events.hpp).
 inline bool tracing_on() { return g_on.load(std::memory_order_relaxed); }
-
-// ---- lifetime (lifecycle.cpp, runtime/api.cpp) --------------------------------------------
-
-// At MR_init, before any engine thread runs: make the per-engine slots, and with a path (not
-// empty) open the file. Returns 0, or MR_EOPTION (bad suffix, cannot create) with *err.
-int open_at_init(int engines, const std::string &path, std::string *err);
-// At MR_init, once engine 0 is the caller's: begin the trace opened by open_at_init, if any.
-void begin_at_init();
-// Start a trace while the runtime runs. Returns 0, MR_EBUSY (a trace is on) or MR_EINVAL (bad
-// suffix, cannot create; *err says why). Any thread of the runtime.
-int start(const char *path, std::string *err);
-// End the trace: handshake (TR1), write every buffer, the end marker, close. Returns 0 or
-// MR_EINVAL (no trace on). Any thread of the runtime.
-int stop();
-// Record a user marker. Any thread; nothing when no trace is on.
-void marker(const char *text);
-// With no engine thread left: end a trace that is on and free the slots.
-void close_at_exit();
-
-// ---- recording (out of line; call through the hooks below) --------------------------------
-void record_state(Engine *e, State to);
-void record_run(Engine *e, Context *c);
-void record_stop(Engine *e, Context *c, Why why);
-void record_spark(Engine *e, Kind k, int victim);
-void record_notify_sent(int target, Action a);
-void record_notify_recv(Engine *e, Action a);
-void record_future(Kind k, const void *f, bool suspended);
-
-// ---- hooks: one branch when tracing is off ------------------------------------------------
-// Engine e (its own thread) moved to state `to`.
-inline void on_state(Engine *e, State to) {
-  if (tracing_on()) [[unlikely]] record_state(e, to);
-}
-// Context c starts running on engine e (a new task of c gets a new thread id).
-inline void on_run(Engine *e, Context *c) {
-  if (tracing_on()) [[unlikely]] record_run(e, c);
-}
-// Context c, running on engine e, stops.
-inline void on_stop(Engine *e, Context *c, Why why) {
-  if (tracing_on()) [[unlikely]] record_stop(e, c, why);
-}
-inline void on_spark_create(Engine *e) {
-  if (tracing_on()) [[unlikely]] record_spark(e, Kind::SPARK_CREATE, -1);
-}
-inline void on_spark_run(Engine *e) {
-  if (tracing_on()) [[unlikely]] record_spark(e, Kind::SPARK_RUN, -1);
-}
-inline void on_spark_steal(Engine *e, int victim) {
-  if (tracing_on()) [[unlikely]] record_spark(e, Kind::SPARK_STEAL, victim);
-}
-// The calling thread delivered action a to engine `target`.
-inline void on_notify_sent(int target, Action a) {
-  if (tracing_on()) [[unlikely]] record_notify_sent(target, a);
-}
-// Engine e (its own thread) found a notification of kind a.
-inline void on_notify_recv(Engine *e, Action a) {
-  if (tracing_on()) [[unlikely]] record_notify_recv(e, a);
-}
-inline void on_future_wait(const void *f, bool suspended) {
-  if (tracing_on()) [[unlikely]] record_future(Kind::FUT_WAIT, f, suspended);
-}
-inline void on_future_signal(const void *f) {
-  if (tracing_on()) [[unlikely]] record_future(Kind::FUT_SIGNAL, f, false);
-}
 
 // ---- the writers (trace_eventlog.cpp, trace_json.cpp) -------------------------------------
 // One format: called only under the file lock, in this order: begin once, then blocks, then
@@ -149,7 +89,7 @@ class Writer {
  public:
   virtual ~Writer() = default;
   virtual void begin(std::string *out, int engines) = 0;
-  virtual void block(std::string *out, int engine, const Event *ev, std::size_t n,
+  virtual void block(std::string *out, int engine, const Record *ev, std::size_t n,
                      const std::vector<std::string> &markers) = 0;
   virtual void end(std::string *out) = 0;
 };
@@ -159,6 +99,107 @@ Writer *make_json_writer();
 // For the writers: the names of a stop reason and of a state.
 const char *why_name(Why w);
 int why_status(Why w);
+
+struct Buffer;
+
+// One engine's entry of the handshake (TR1). `writing` is set by the engine around each record;
+// `buf` is written by start and stop while no engine records (TR1) and read by the engine
+// inside its record.
+struct alignas(64) Slot {
+  std::atomic<bool> writing{false};
+  Buffer *buf = nullptr;
+};
+
+// The trace of one runtime (Runtime::tracer): made at MR_init (open), before any engine thread
+// runs; a trace begun by --trace or MR_trace_start, ended by MR_trace_stop or at the end of the
+// runtime (finish), before the Tracer is freed with it.
+class Tracer {
+ public:
+  Tracer() = default;
+  Tracer(const Tracer &) = delete;
+  Tracer &operator=(const Tracer &) = delete;
+  ~Tracer();
+
+  // ---- lifetime (lifecycle.cpp, runtime/api.cpp) ----
+  // At MR_init, before any engine thread runs: make the per-engine slots, and with a path (not
+  // empty) open the file. Returns 0, MR_ENOMEM, or MR_EOPTION (bad suffix, cannot create) with
+  // *err.
+  int open(int engines, const std::string &path, std::string *err);
+  // At MR_init, once engine 0 is the caller's: begin the trace opened by open, if any.
+  void begin_at_init();
+  // Start a trace while the runtime runs. Returns 0, MR_EBUSY (a trace is on), MR_ENOMEM, or
+  // MR_EINVAL (bad suffix, cannot create; *err says why). Any thread of the runtime.
+  int start(const char *path, std::string *err);
+  // End the trace: handshake (TR1), write every buffer, the end marker, close. Returns 0 or
+  // MR_EINVAL (no trace on). Any thread of the runtime.
+  int stop();
+  // Record a user marker. Any thread of the runtime; nothing when no trace is on.
+  void marker(const char *text);
+  // With no engine thread left, the engines not yet freed: end a trace that is on.
+  void finish();
+
+  // ---- recording (through the hooks of events.hpp) ----
+  void record_state(Engine *e, State to);
+  void record_run(Engine *e, Context *c);
+  void record_stop(Engine *e, Context *c, Why why);
+  // A counted event traced as k (events.hpp, MR_TRACED_EVENTS_MAP): x is the victim of a steal,
+  // the kind of a notification received, else 0.
+  void record_noted(Engine *e, Kind k, int x);
+  // From any thread, engine or not: a thread that is not an engine may call these while its
+  // runtime ends, so they take the non-engine buffer's lock before they look for the Tracer.
+  static void record_notify_sent(int target, Action a);
+  static void record_future(Kind k, const void *f, bool suspended);
+
+ private:
+  Buffer *enter(Engine *e);
+  void leave(Engine *e, Buffer *b);
+  template <class F>
+  static void record_any(F f);
+  std::uint64_t push(int engine, Buffer *b, Kind k, std::uint16_t x, std::uint32_t y,
+                     std::uint64_t z = 0, std::uint64_t w = 0, std::uint64_t after = 0);
+  std::uint32_t new_tid(const Engine *e, Buffer *b);
+  void sample(const Shared *e, Buffer *b);
+  void flush(int engine, Buffer *b);
+  void write_out_locked();
+  int begin_session(int fd, std::unique_ptr<Writer> w, const std::string &path);
+  void end_session();
+  void show_caller(Engine *e);
+
+  int n_ = 0;                       // engines; set at MR_init, before any engine thread
+  std::unique_ptr<Slot[]> slots_;   // n_ slots, from MR_init to the end of the runtime
+  // The number of the trace being recorded: a context's marks from an older trace are stale.
+  // Written by start before its seq_cst store of g_on, read by engines after seeing g_on.
+  std::uint32_t session_ = 0;
+  std::uint64_t t0_ = 0;            // the clock at the start of the trace (same publication)
+
+  std::mutex control_;              // start, stop, the end of the runtime: one at a time
+
+  // The open file. Written only under file_lock_ (and set up by start before g_on).
+  std::mutex file_lock_;
+  int fd_ = -1;
+  std::unique_ptr<Writer> writer_;
+  std::string out_;                 // the encoding of one block, reused
+  std::string path_;
+  bool failed_ = false;             // a write failed: warned once, nothing more is written
+
+  // The buffer of threads that are not engines, under g_foreign_lock (trace.cpp).
+  Buffer *foreign_ = nullptr;
+
+  // MR_trace_marker's texts, by index; appended under marker_lock_, read by the writers under
+  // the same lock.
+  std::mutex marker_lock_;
+  std::vector<std::string> markers_;
+
+  // A trace file opened by MR_init's --trace, begun once engine 0 is set up.
+  int init_fd_ = -1;
+  std::unique_ptr<Writer> init_writer_;
+  std::string init_path_;
+};
+
+// For runtime/api.cpp: the running runtime's Tracer::start, stop and marker.
+int start(const char *path, std::string *err);
+int stop();
+void marker(const char *text);
 
 }  // namespace mr::engine::trace
 

@@ -116,7 +116,7 @@ class EventlogWriter final : public Writer {
     o.u32(0x64617462);  // "datb"
   }
 
-  void block(std::string *s, int engine, const Event *ev, std::size_t n,
+  void block(std::string *s, int engine, const Record *ev, std::size_t n,
              const std::vector<std::string> &markers) override {
     std::size_t room = kBlockMarker + n * kMaxFixed;
     for (std::size_t i = 0; i < n; i++)
@@ -143,7 +143,7 @@ class EventlogWriter final : public Writer {
   }
 
  private:
-  static void one(Out &o, std::uint16_t cap, const Event &e,
+  static void one(Out &o, std::uint16_t cap, const Record &e,
                   const std::vector<std::string> &markers) {
     switch (e.kind) {
       case Kind::ENGINE_START:

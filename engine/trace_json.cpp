@@ -32,7 +32,7 @@ class JsonWriter final : public Writer {
     meta(o, "thread_name", 1, kForeignTid, "threads that are not engines");
   }
 
-  void block(std::string *o, int engine, const Event *ev, std::size_t n,
+  void block(std::string *o, int engine, const Record *ev, std::size_t n,
              const std::vector<std::string> &markers) override {
     for (std::size_t i = 0; i < n; i++) one(o, engine, ev[i], markers);
   }
@@ -146,7 +146,7 @@ class JsonWriter final : public Writer {
     o->append(b);
   }
 
-  void one(std::string *o, int e, const Event &ev, const std::vector<std::string> &markers) {
+  void one(std::string *o, int e, const Record &ev, const std::vector<std::string> &markers) {
     char b[96];
     switch (ev.kind) {
       case Kind::ENGINE_START:

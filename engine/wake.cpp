@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "fatal.hpp"
-#include "trace.hpp"
+#include "events.hpp"
 
 namespace mr::engine {
 
@@ -79,7 +79,7 @@ bool wake_one_with_unit(int origin) {
       if (wake_engine(g_rt->engines[v], Action::WORKSTEAL_ADVICE,
                       reinterpret_cast<void *>(static_cast<std::intptr_t>(origin))) ==
           Sent::DELIVERED) {
-        if (self) bump(self->stats.notifications_sent);
+        if (self) note(self, Event::notifications_sent);
         return true;
       }
     }
@@ -160,7 +160,7 @@ void enqueue(Context *c) {
   // A sleeping target gets the context itself (never dropped: only through the lock).
   if (t->sleep.state.load(std::memory_order_relaxed) == State::SLEEPING &&
       wake_engine(t, Action::CONTEXT, c) == Sent::DELIVERED) {
-    if (self) bump(self->stats.notifications_sent);
+    if (self) note(self, Event::notifications_sent);
     return;
   }
   t->bound.push(c);
@@ -168,8 +168,8 @@ void enqueue(Context *c) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Advice until the target is seen in a state that will re-check its queue by itself.
   Sent r = notify_engine(t, Action::CONTEXT_ADVICE, nullptr);
-  if (self) bump(r == Sent::DELIVERED ? self->stats.notifications_sent
-                                      : self->stats.notifications_dropped);
+  if (self)
+    note(self, r == Sent::DELIVERED ? Event::notifications_sent : Event::notifications_dropped);
 }
 
 }  // namespace mr::engine

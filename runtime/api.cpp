@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/blocking.hpp"
+#include "engine/close.hpp"
 #include "engine/deadline.hpp"
 #include "engine/engine.hpp"
 #include "engine/fatal.hpp"
@@ -330,13 +331,12 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
     if (engine < -1 || engine >= mr::engine::num_engines()) return MR_ERANGE;
     if (has_field(opts->size, offsetof(MR_SpawnOptions, channel) + sizeof(int))) {
       channel = opts->channel;
-      if (!mr::engine::g_rt->channels.exists(channel)) return MR_ENOCHANNEL;
+      if (!mr::engine::channel_exists(channel)) return MR_ENOCHANNEL;
     }
     if (has_field(opts->size, offsetof(MR_SpawnOptions, deadline) + sizeof(std::uint64_t)))
       deadline = opts->deadline;
   }
-  bool by_deadline = mr::engine::g_rt->channels[channel].kind == mr::engine::ChannelKind::DEADLINE;
-  if (by_deadline != (deadline != 0)) return MR_EDEADLINE;
+  if (mr::engine::channel_by_deadline(channel) != (deadline != 0)) return MR_EDEADLINE;
   try {
     return mr::engine::spawn(fn, arg, engine, channel, deadline);
   } catch (...) {
@@ -362,10 +362,8 @@ MR_EXTERN int MR_channel_create(const MR_ChannelOptions *opts) {
   if (opts->close != MR_CLOSE_COMPLETE && opts->close != MR_CLOSE_DROP) return MR_EINVAL;
   if (opts->level < 0 || opts->level >= kLevels) return MR_ELEVEL;
   if (opts->followup < -1) return MR_ENOCHANNEL;
-  // relaxed: a channel made while MR_shutdown begins is one more channel it closes.
-  if (g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
-  return g_rt->channels.create(opts->level, static_cast<ChannelKind>(opts->kind),
-                               static_cast<Close>(opts->close), opts->followup);
+  return create_channel(opts->level, static_cast<ChannelKind>(opts->kind),
+                        static_cast<Close>(opts->close), opts->followup);
 }
 
 MR_EXTERN int MR_channel_current(void) {
@@ -382,7 +380,7 @@ MR_EXTERN int MR_yield(void) {
 MR_EXTERN int MR_channel_stats(int ch, MR_ChannelStats *out) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!out || out->size < sizeof *out) return MR_EINVAL;
-  if (!mr::engine::g_rt->channels.exists(ch)) return MR_ENOCHANNEL;
+  if (!mr::engine::channel_exists(ch)) return MR_ENOCHANNEL;
   mr::engine::channel_stats_get(ch, out);
   return 0;
 }
@@ -418,8 +416,6 @@ MR_EXTERN int MR_stats_print(FILE *out) {
   return 0;
 }
 
-}  // extern "C"
-
 MR_EXTERN int MR_trace_start(const char *path) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!path) return MR_EINVAL;
@@ -446,3 +442,5 @@ MR_EXTERN int MR_trace_marker(const char *text) {
   }
   return 0;
 }
+
+}  // extern "C"

@@ -38,6 +38,21 @@ static void spark_totals(unsigned long long *created, unsigned long long *run) {
   }
 }
 
+/* The checker's --sparks and --wakeups (trace_check.py): the counted events that are traced. */
+static void noted_args(char *out, size_t size) {
+  unsigned long long pushed = 0, run = 0, stolen = 0, wakeups = 0;
+  for (int e = 0; e < MR_num_engines(); e++) {
+    MR_EngineStats s;
+    s.size = sizeof s;
+    ck_assert_int_eq(MR_stats_get(e, &s), 0);
+    pushed += s.sparks_pushed;
+    run += s.sparks_run_local + s.sparks_injected;
+    stolen += s.sparks_stolen;
+    for (int k = 0; k < MR_NOTIFY_KINDS; k++) wakeups += s.wakeups[k];
+  }
+  snprintf(out, size, "--sparks %llu,%llu,%llu --wakeups %llu", pushed, run, stolen, wakeups);
+}
+
 /* Run the checker on path with extra arguments; fail the test if it fails. The file is removed
  * when it passes. */
 static void check_file(const char *path, const char *extra) {
@@ -95,7 +110,7 @@ static void workload(void) {
 START_TEST(test_trace_whole_run) {
   int engines = 1 + _i / 2;
   const char *name = _i % 2 ? "whole.json" : "whole.eventlog";
-  char opts[160], path[128], extra[128];
+  char opts[160], path[128], extra[256], noted[128];
   snprintf(path, sizeof path, "%s", trace_path(name));
   snprintf(opts, sizeof opts, "--trace=%s", path);
   mr_test_start(engines, opts);
@@ -104,12 +119,14 @@ START_TEST(test_trace_whole_run) {
   workload();
   unsigned long long created, run;
   spark_totals(&created, &run);
+  noted_args(noted, sizeof noted);
   ck_assert_int_eq(MR_shutdown(), 0);
   if (_i % 2)
     snprintf(extra, sizeof extra, "--engines %d --marker 'after start'", engines);
   else
-    snprintf(extra, sizeof extra, "--engines %d --created %llu --run %llu --marker 'after start'",
-             engines, created, run);
+    snprintf(extra, sizeof extra,
+             "--engines %d --created %llu --run %llu %s --marker 'after start'", engines, created,
+             run, noted);
   check_file(path, extra);
 }
 END_TEST

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """trace_check.py: check a trace file written by mrengine (--trace, MR_trace_start).
 
-usage: trace_check.py FILE [--engines N] [--created N --run N] [--marker TEXT]... [--cut 1]
+usage: trace_check.py FILE [--engines N] [--created N --run N] [--sparks P,R,S] [--wakeups W]
+                      [--marker TEXT]... [--cut 1]
 
 FILE.eventlog: `ghc-events inc` reads it to the end (exit 0); `ghc-events validate threads` and
 `validate sparks` say "Valid"; the file ends with the end marker 0xffff; the data is a chain of
@@ -9,7 +10,10 @@ blocks, each opened by a block marker whose size leads to the next, that ends ex
 end marker, each of an engine 0..N-1 (or 0xffff, threads that are not engines), and every
 engine has one; the last spark-counter sample of each engine, summed, gives --created
 and --run (MR_stats_get's sparks_pushed + sparks_injected and sparks_run_local + sparks_stolen +
-sparks_injected).
+sparks_injected). --sparks: it holds exactly P spark-create, R spark-run and S spark-steal
+events (MR_stats_get's sparks_pushed, sparks_run_local + sparks_injected, sparks_stolen: each
+counted spark event is traced, engine/events.hpp); --wakeups: at least W notification-received
+events (the sum of the wakeups counted before MR_shutdown, whose own notifications come after).
 
 FILE.json: Python's json module parses it; on every track, slices are well nested (never
 partly overlapping); on each engine's track, the slices come in time order in the file and
@@ -76,7 +80,21 @@ def check_blocks(path, data, engines, cut):
             fail("%s: no block of engine(s) %s" % (path, sorted(missing)))
 
 
-def check_eventlog(path, engines, created, ran, markers, cut):
+# The events of a trace that are counted too (engine/events.hpp, MR_TRACED_EVENTS_MAP), as
+# `ghc-events inc` shows them: spark create, spark run, spark steal, notification received.
+NOTED = (("spark created", r"spark created$"),
+         ("spark run", r"running a local spark$"),
+         ("spark steal", r"stealing a spark from cap \d+$"),
+         ("notification received", r"Unknown Event \(ref: 201\)$"))
+
+
+def check_noted(path, noted, sparks, wakeups):
+    for (what, _), want, n in zip(NOTED, sparks + [wakeups], noted):
+        if want is not None and (n < want if what == "notification received" else n != want):
+            fail("%s: %d %s events; MR_stats_get counted %d" % (path, n, what, want))
+
+
+def check_eventlog(path, engines, created, ran, markers, cut, sparks, wakeups):
     with open(path, "rb") as f:
         data = f.read()
     if not cut and data[-2:] != b"\xff\xff":
@@ -91,12 +109,16 @@ def check_eventlog(path, engines, created, ran, markers, cut):
             fail("ghc-events validate %s %s: %s" % (what, path, (vout + verr)[:2000]))
     caps = set()
     last = {}
+    noted = [0] * len(NOTED)
     for line in out.splitlines():
         m = re.match(r"\s*\d+: cap (\d+): (.*)", line)
         if not m:
             continue
         cap, text = int(m.group(1)), m.group(2)
         caps.add(cap)
+        for k, (_, pattern) in enumerate(NOTED):
+            if re.match(pattern, text):
+                noted[k] += 1
         s = re.match(r"spark stats: (\d+) created, (\d+) converted, (\d+) remaining", text)
         if s:
             last[cap] = (int(s.group(1)), int(s.group(2)))
@@ -110,6 +132,7 @@ def check_eventlog(path, engines, created, ran, markers, cut):
         if c != created or r != ran:
             fail("%s: spark counters say %d created, %d run; MR_stats_get says %d, %d"
                  % (path, c, r, created, ran))
+    check_noted(path, noted, sparks, wakeups)
     for m in markers:
         if ("marker: " + m) not in out:
             fail("%s: marker %r not found" % (path, m))
@@ -180,7 +203,8 @@ def main(argv):
     if len(argv) < 2:
         fail(__doc__.split("\n")[2])
     path = argv[1]
-    engines = created = ran = None
+    engines = created = ran = wakeups = None
+    sparks = [None] * 3
     markers = []
     cut = False
     i = 2
@@ -192,6 +216,10 @@ def main(argv):
             created = int(value)
         elif flag == "--run":
             ran = int(value)
+        elif flag == "--sparks":
+            sparks = [int(v) for v in value.split(",")]
+        elif flag == "--wakeups":
+            wakeups = int(value)
         elif flag == "--marker":
             markers.append(value)
         elif flag == "--cut":
@@ -200,7 +228,7 @@ def main(argv):
             fail("unknown flag " + flag)
         i += 2
     if path.endswith(".eventlog"):
-        check_eventlog(path, engines, created, ran, markers, cut)
+        check_eventlog(path, engines, created, ran, markers, cut, sparks, wakeups)
     elif path.endswith(".json"):
         check_json(path, engines, markers, cut)
     else:
