@@ -332,10 +332,14 @@ int main(int argc, char **argv) {
   std::string impls = "all";
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) g_seconds = std::atof(argv[++i]);
-    else if (a == "--conns" && i + 1 < argc) g_conns = std::atoi(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--impls" && i + 1 < argc) impls = argv[++i];
+    if (a == "--seconds" && i + 1 < argc)
+      g_seconds = std::atof(argv[++i]);
+    else if (a == "--conns" && i + 1 < argc)
+      g_conns = std::atoi(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--impls" && i + 1 < argc)
+      impls = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--seconds S] [--conns C] [--reps R] [--impls LIST]\n",
                    argv[0]);
@@ -347,11 +351,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
-  std::printf("loopback echo, %d connections, %d-byte messages, %.0f s per run, median of %d "
-              "(min..max)\n", g_conns, kLen, g_seconds, reps);
+  std::printf(
+      "loopback echo, %d connections, %d-byte messages, %.0f s per run, median of %d "
+      "(min..max)\n",
+      g_conns, kLen, g_seconds, reps);
   std::printf("  %-28s %24s %26s\n", "server", "requests/s", "server CPU us/request");
   for (const Impl &im : kImpls) {
-    if (impls != "all" && ("," + impls + ",").find(std::string(",") + im.key + ",") == std::string::npos)
+    if (impls != "all" &&
+        ("," + impls + ",").find(std::string(",") + im.key + ",") == std::string::npos)
       continue;
     std::vector<double> rps, cpu;
     for (int r = 0; r < reps; r++) {
@@ -361,9 +368,8 @@ int main(int argc, char **argv) {
     }
     std::sort(rps.begin(), rps.end());
     std::sort(cpu.begin(), cpu.end());
-    std::printf("  %-28s %9.0f (%7.0f..%7.0f) %9.2f (%6.2f..%6.2f)\n", im.name,
-                rps[rps.size() / 2], rps.front(), rps.back(), cpu[cpu.size() / 2], cpu.front(),
-                cpu.back());
+    std::printf("  %-28s %9.0f (%7.0f..%7.0f) %9.2f (%6.2f..%6.2f)\n", im.name, rps[rps.size() / 2],
+                rps.front(), rps.back(), cpu[cpu.size() / 2], cpu.front(), cpu.back());
     std::fflush(stdout);
   }
   return 0;

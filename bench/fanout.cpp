@@ -59,13 +59,12 @@ void scope_batch(int impl, int tasks) {
     case bench::kOmp:
       // In the one thread of the harness's parallel region (bench::with_workers).
 #pragma omp taskgroup
-      {
-        for (int i = 0; i < tasks; i++) {
+    {
+      for (int i = 0; i < tasks; i++) {
 #pragma omp task
-          increment();
-        }
+        increment();
       }
-      break;
+    } break;
     default:
       for (int i = 0; i < tasks; i++) increment();
   }
@@ -139,7 +138,8 @@ int main(int argc, char **argv) {
   for (int w : o.workers)
     for (int i = 0; i < bench::kImpls; i++)
       if (const bench::Series *s = rep.find(i, w))
-        std::printf("  ns per increment, %-13s %d worker(s): %.1f (%.1f .. %.1f)\n", bench::impl_name(i), w,
-                    s->median() / ops * 1e9, s->min() / ops * 1e9, s->max() / ops * 1e9);
+        std::printf("  ns per increment, %-13s %d worker(s): %.1f (%.1f .. %.1f)\n",
+                    bench::impl_name(i), w, s->median() / ops * 1e9, s->min() / ops * 1e9,
+                    s->max() / ops * 1e9);
   return rep.ok() ? 0 : 1;
 }

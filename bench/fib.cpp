@@ -33,7 +33,8 @@ void mr_c_branch(void *env) {
 }
 long mr_c_fib(int n) {
   if (n < 2) return n;
-  if (g_granularity && !MR_par_cond_local_wsdeque_length()) return mr_c_fib(n - 1) + mr_c_fib(n - 2);
+  if (g_granularity && !MR_par_cond_local_wsdeque_length())
+    return mr_c_fib(n - 1) + mr_c_fib(n - 2);
   MR_SyncTerm st;
   Arg a{n - 1, 0};
   MR_sync_term_init(&st, 2);
@@ -75,11 +76,16 @@ long omp_fib(int n) {
 
 long run(int impl, int n) {
   switch (impl) {
-    case bench::kMrC: return mr_c_fib(n);
-    case bench::kMrCxx: return mr_cxx_fib(n);
-    case bench::kTbb: return tbb_fib(n);
-    case bench::kOmp: return omp_fib(n);
-    default: return seq_fib(n);
+    case bench::kMrC:
+      return mr_c_fib(n);
+    case bench::kMrCxx:
+      return mr_cxx_fib(n);
+    case bench::kTbb:
+      return tbb_fib(n);
+    case bench::kOmp:
+      return omp_fib(n);
+    default:
+      return seq_fib(n);
   }
 }
 
@@ -117,7 +123,9 @@ int main(int argc, char **argv) {
                 static_cast<int>(o.workers.size()), ok ? "yes" : "NO");
     return ok ? 0 : 1;
   }
-  if (n == 0) bench::usage_error(argv[0], "usage: fib N [--granularity] [--runs R] [--workers L] [--impls L] [--csv F]");
+  if (n == 0)
+    bench::usage_error(
+        argv[0], "usage: fib N [--granularity] [--runs R] [--workers L] [--impls L] [--csv F]");
   long expect = known_fib(n);
   double tasks = static_cast<double>(known_fib(n + 1) - 1);  // one per call with n >= 2
   std::string param = std::to_string(n) + (g_granularity ? "-granularity" : "");
@@ -136,8 +144,9 @@ int main(int argc, char **argv) {
   for (int w : o.workers) {
     const bench::Series *m = rep.find(bench::kMrC, w), *t = rep.find(bench::kTbb, w);
     if (m != nullptr && t != nullptr)
-      std::printf("  oneTBB / mrengine C, %d worker(s): %.2fx (wall ns per task: %.1f vs %.1f)\n", w,
-                  t->median() / m->median(), m->median() / tasks * 1e9, t->median() / tasks * 1e9);
+      std::printf("  oneTBB / mrengine C, %d worker(s): %.2fx (wall ns per task: %.1f vs %.1f)\n",
+                  w, t->median() / m->median(), m->median() / tasks * 1e9,
+                  t->median() / tasks * 1e9);
   }
   return rep.ok() ? 0 : 1;
 }

@@ -150,7 +150,8 @@ inline Options parse(int argc, char **argv) {
       for (const std::string &k : split_commas(value())) {
         int i = 0;
         while (i < kImpls && k != impl_key(i)) i++;
-        if (i == kImpls) usage_error(prog, "unknown implementation '" + k + "' (seq,mrc,mrcxx,tbb,omp)");
+        if (i == kImpls)
+          usage_error(prog, "unknown implementation '" + k + "' (seq,mrc,mrcxx,tbb,omp)");
         o.impl_on[i] = true;
       }
     } else if (a == "--csv") {
@@ -196,8 +197,8 @@ inline void with_workers(int impl, int workers, const std::function<void()> &bod
     case kMrCxx: {
       MR_Config c;
       MR_config_default(&c);
-      c.engines = workers;  // MRENGINE_OPTIONS applies (make check empties it)
-      c.stack_size = std::size_t{64} << 20;        // UTS T3 recurses 1572 levels deep
+      c.engines = workers;                   // MRENGINE_OPTIONS applies (make check empties it)
+      c.stack_size = std::size_t{64} << 20;  // UTS T3 recurses 1572 levels deep
       c.small_stack_size = std::size_t{64} << 20;  // (reserved, not committed)
       mr::runtime rt(&c);
       body();
@@ -241,8 +242,8 @@ void omp_halves(long lo, long hi, const F &f) {
 // body(lo, hi) over [0, n) in chunks of `grain` as a parallel loop of implementation impl, from
 // inside with_workers: mrengine C, loop control (MR_lc_*, one iteration per chunk, the default
 // number of slots); mrengine C++, mr::parallel_for; oneTBB, tbb::parallel_for with that grain
-// and the simple partitioner; OpenMP, tasks halving the range of chunks (omp_halves); sequential, in
-// order.
+// and the simple partitioner; OpenMP, tasks halving the range of chunks (omp_halves);
+// sequential, in order.
 template <class Body>
 void parallel_loop(int impl, long n, long grain, const Body &body) {
   long chunks = (n + grain - 1) / grain;
@@ -285,15 +286,15 @@ void parallel_loop(int impl, long n, long grain, const Body &body) {
 
 // Append one row (the columns below) to the CSV file `path`, writing the header first if the
 // file is new; nothing if path is empty.
-inline void append_csv(const std::string &path, const std::string &kernel,
-                       const std::string &param, const char *impl, int workers, const Series &s) {
+inline void append_csv(const std::string &path, const std::string &kernel, const std::string &param,
+                       const char *impl, int workers, const Series &s) {
   if (path.empty()) return;
   bool fresh = access(path.c_str(), F_OK) != 0;
   std::FILE *f = std::fopen(path.c_str(), "a");
   if (f == nullptr) return std::perror(path.c_str());
   if (fresh) std::fprintf(f, "kernel,param,impl,workers,runs,median_s,min_s,max_s\n");
-  std::fprintf(f, "%s,%s,%s,%d,%zu,%.9f,%.9f,%.9f\n", kernel.c_str(), param.c_str(), impl,
-               workers, s.v.size(), s.median(), s.min(), s.max());
+  std::fprintf(f, "%s,%s,%s,%d,%zu,%.9f,%.9f,%.9f\n", kernel.c_str(), param.c_str(), impl, workers,
+               s.v.size(), s.median(), s.min(), s.max());
   std::fclose(f);
 }
 
@@ -335,8 +336,8 @@ class Report {
 
   // The table, then the CSV rows. `unit` scales seconds (1 = s, 1e3 = ms).
   void print(double unit = 1e3, const char *unit_name = "ms") const {
-    std::printf("%s %s on %s; %d run(s): median (min .. max) %s\n", kernel_.c_str(),
-                param_.c_str(), machine_description().c_str(), opt_.runs, unit_name);
+    std::printf("%s %s on %s; %d run(s): median (min .. max) %s\n", kernel_.c_str(), param_.c_str(),
+                machine_description().c_str(), opt_.runs, unit_name);
     for (const auto &[key, s] : rows_)
       std::printf("  %-13s %2d worker(s)  %10.3f  (%.3f .. %.3f)\n", impl_name(key.first),
                   key.second, s.median() * unit, s.min() * unit, s.max() * unit);
@@ -359,11 +360,12 @@ class Report {
     }
     for (const auto &[key, ws] : wake_)
       if (key.second > 1)
-        std::printf("  wake-ups %-12s %2d engines: %.0f for %.0f sparks (%.4f per spark), "
-                    "%.0f spurious (%.1f%% of wake-ups)\n",
-                    impl_name(key.first), key.second, ws.wakeups, ws.sparks,
-                    ws.sparks > 0 ? ws.wakeups / ws.sparks : 0, ws.spurious,
-                    ws.wakeups > 0 ? 100 * ws.spurious / ws.wakeups : 0);
+        std::printf(
+            "  wake-ups %-12s %2d engines: %.0f for %.0f sparks (%.4f per spark), "
+            "%.0f spurious (%.1f%% of wake-ups)\n",
+            impl_name(key.first), key.second, ws.wakeups, ws.sparks,
+            ws.sparks > 0 ? ws.wakeups / ws.sparks : 0, ws.spurious,
+            ws.wakeups > 0 ? 100 * ws.spurious / ws.wakeups : 0);
     write_csv();
   }
 

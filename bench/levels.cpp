@@ -35,8 +35,8 @@ namespace {
 bool g_check = false;
 
 using bench::print_row;
-using bench::Summary;
 using bench::summarise;
+using bench::Summary;
 
 void start_runtime(const std::string &opts) {
   MR_Config c;
@@ -74,8 +74,7 @@ void spawn_in(MR_TaskFn fn, void *arg, int ch) {
 
 void busy(uint64_t ns) {
   uint64_t end = MR_now() + ns;
-  while (MR_now() < end) {
-  }
+  while (MR_now() < end) {}
 }
 
 void sleep_us(long us) {
@@ -151,14 +150,16 @@ void latency(int reps) {
     for (int levels = 0; levels < 2; levels++) {
       std::vector<double> lat = latency_run(levels != 0, backlog_n, step, probes);
       med[levels].push_back(lat[lat.size() / 2] / 1e3);
-      p99[levels].push_back(lat[static_cast<std::size_t>(0.99 * static_cast<double>(lat.size()))] / 1e3);
+      p99[levels].push_back(lat[static_cast<std::size_t>(0.99 * static_cast<double>(lat.size()))] /
+                            1e3);
     }
     ratio_med.push_back(med[0].back() / med[1].back());
     ratio_p99.push_back(p99[0].back() / p99[1].back());
   }
-  std::printf("start latency of a top-level context under a backlog of %d x %.1f ms steps on 2 "
-              "engines, us (%d probes a run, median of %d runs, min..max)\n",
-              backlog_n, static_cast<double>(step) / 1e6, probes, reps);
+  std::printf(
+      "start latency of a top-level context under a backlog of %d x %.1f ms steps on 2 "
+      "engines, us (%d probes a run, median of %d runs, min..max)\n",
+      backlog_n, static_cast<double>(step) / 1e6, probes, reps);
   print_row("levels (backlog at level 3): median", summarise(med[1]), "us");
   print_row("levels (backlog at level 3): p99", summarise(p99[1]), "us");
   print_row("one FIFO channel: median", summarise(med[0]), "us");
@@ -201,16 +202,18 @@ std::vector<double> shares_run(int nlevels, int slice_us, double secs) {
 
 void shares(int reps) {
   double secs = g_check ? 0.1 : 1.0;
-  std::printf("round-robin: each saturated level's share of the time run over %.1f s on 2 "
-              "engines, %% (median of %d runs, min..max)\n",
-              secs, reps);
+  std::printf(
+      "round-robin: each saturated level's share of the time run over %.1f s on 2 "
+      "engines, %% (median of %d runs, min..max)\n",
+      secs, reps);
   for (int nlevels : {2, 3}) {
     for (int slice : {100, 1000, 10000}) {
       if (g_check && slice != 1000) continue;
       std::vector<std::vector<double>> per(static_cast<std::size_t>(nlevels));
       for (int r = 0; r < reps; r++) {
         std::vector<double> s = shares_run(nlevels, slice, secs);
-        for (int l = 0; l < nlevels; l++) per[static_cast<std::size_t>(l)].push_back(s[static_cast<std::size_t>(l)]);
+        for (int l = 0; l < nlevels; l++)
+          per[static_cast<std::size_t>(l)].push_back(s[static_cast<std::size_t>(l)]);
       }
       for (int l = 0; l < nlevels; l++) {
         char what[96];

@@ -57,7 +57,10 @@ int main(int argc, char **argv) {
       bench::usage_error(argv[0], "unexpected argument '" + o.rest[i] + "'");
   }
   if (o.check) n = 64;
-  if (n == 0) bench::usage_error(argv[0], "usage: mandelbrot N [--max-iter M] [--runs R] [--workers L] [--impls L] [--csv F]");
+  if (n == 0)
+    bench::usage_error(
+        argv[0],
+        "usage: mandelbrot N [--max-iter M] [--runs R] [--workers L] [--impls L] [--csv F]");
   std::vector<long> rows(static_cast<std::size_t>(n));
   long expect = image(bench::kSeq, n, rows);
   bench::Report rep("mandelbrot", std::to_string(n), o);

@@ -81,8 +81,7 @@ double idle_one(const std::string &v) {
   if (v == "omp") {
     omp_set_num_threads(2);
 #pragma omp parallel for
-    for (int i = 0; i < 100000; i++) {
-    }
+    for (int i = 0; i < 100000; i++) {}
     return cpu_ms_during(idle);
   }
   return cpu_ms_during(idle);
@@ -210,23 +209,26 @@ double trickle_one(const std::string &v, double period) {
 }
 
 void trickle_all() {
-  std::printf("trickle load: one %.0f us job every 1 ms and every 10 ms for %.1f s; "
-              "process CPU / the jobs' own CPU\n",
-              kJobUs, C.window_s);
+  std::printf(
+      "trickle load: one %.0f us job every 1 ms and every 10 ms for %.1f s; "
+      "process CPU / the jobs' own CPU\n",
+      kJobUs, C.window_s);
   const char *keys[] = {"floor", "mrc", "tbb", "omp"};
   for (int period : {1, 10}) {
     double v[4];
     for (int i = 0; i < 4; i++) {
       bench::Series s;
       for (int r = 0; r < C.reps; r++)
-        s.add(isolated(std::string("trickle-one ") + keys[i] + " --period " + std::to_string(period)));
+        s.add(isolated(std::string("trickle-one ") + keys[i] + " --period " +
+                       std::to_string(period)));
       s.done();
       v[i] = s.median();
       bench::append_csv(C.csv, "trickle-cpu-ratio", std::to_string(period) + "ms", keys[i], 2, s);
     }
-    std::printf("  every %2d ms (medians of %d processes): plain thread + futex (floor) %.2f, "
-                "mrengine %.2f, oneTBB %.2f, OpenMP %.2f; mrengine / floor %.2f\n",
-                period, C.reps, v[0], v[1], v[2], v[3], v[1] / v[0]);
+    std::printf(
+        "  every %2d ms (medians of %d processes): plain thread + futex (floor) %.2f, "
+        "mrengine %.2f, oneTBB %.2f, OpenMP %.2f; mrengine / floor %.2f\n",
+        period, C.reps, v[0], v[1], v[2], v[3], v[1] / v[0]);
   }
 }
 
@@ -287,11 +289,12 @@ void switch_all() {
   }
   mr_ns.done();
   raw_ns.done();
-  std::printf("context switch, %ld round trips, %d runs: median (min .. max) ns per switch\n"
-              "  mrengine (future wait + signal, 1 engine) %7.1f  (%.1f .. %.1f)\n"
-              "  raw Boost.Context fiber resume           %7.1f  (%.1f .. %.1f)\n",
-              rounds, reps, mr_ns.median(), mr_ns.min(), mr_ns.max(), raw_ns.median(),
-              raw_ns.min(), raw_ns.max());
+  std::printf(
+      "context switch, %ld round trips, %d runs: median (min .. max) ns per switch\n"
+      "  mrengine (future wait + signal, 1 engine) %7.1f  (%.1f .. %.1f)\n"
+      "  raw Boost.Context fiber resume           %7.1f  (%.1f .. %.1f)\n",
+      rounds, reps, mr_ns.median(), mr_ns.min(), mr_ns.max(), raw_ns.median(), raw_ns.min(),
+      raw_ns.max());
   bench::Series a, b;
   for (double x : mr_ns.v) a.add(x * 1e-9);
   for (double x : raw_ns.v) b.add(x * 1e-9);
@@ -338,12 +341,14 @@ int main(int argc, char **argv) {
       period = std::atof(value().c_str());
     else if (what.empty() && (a == "idle-one" || a == "trickle-one") && i + 1 < argc)
       what = a, variant = argv[++i];
-    else if (what.empty() && (a == "wake" || a == "idle" || a == "trickle" || a == "switch" || a == "all"))
+    else if (what.empty() &&
+             (a == "wake" || a == "idle" || a == "trickle" || a == "switch" || a == "all"))
       what = a;
     else
-      bench::usage_error(argv[0], "usage: micro wake|idle|trickle|switch|all [--trials N] "
-                                  "[--idle-ms M] [--reps N] [--rounds N] [--csv F] [--samples F] "
-                                  "[--mr-options T] [--mrengine-only] [--check]");
+      bench::usage_error(argv[0],
+                         "usage: micro wake|idle|trickle|switch|all [--trials N] "
+                         "[--idle-ms M] [--reps N] [--rounds N] [--csv F] [--samples F] "
+                         "[--mr-options T] [--mrengine-only] [--check]");
   }
   if (C.check) {  // every measurement once, briefly
     C.trials = 3;

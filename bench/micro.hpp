@@ -37,13 +37,11 @@ inline std::int64_t thread_cpu_ns() {
 }
 inline void sleep_ms(double ms) {
   timespec t{static_cast<time_t>(ms / 1000), static_cast<long>(std::fmod(ms, 1000.0) * 1e6)};
-  while (nanosleep(&t, &t) != 0) {
-  }
+  while (nanosleep(&t, &t) != 0) {}
 }
 inline void sleep_until_ns(std::int64_t when) {
   timespec t{static_cast<time_t>(when / 1000000000), static_cast<long>(when % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) != 0) {
-  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) != 0) {}
 }
 
 struct Config {

@@ -18,8 +18,7 @@ struct Trial {
   // The poster after posting: block in the kernel, or keep its CPU busy.
   void wait(bool busy) {
     if (busy)
-      while (done.load(std::memory_order_acquire) == 0) {
-      }
+      while (done.load(std::memory_order_acquire) == 0) {}
     else
       futex_wait(&done, 0);
   }
@@ -35,13 +34,14 @@ std::vector<WakeResult> g_wake;
 
 void record(const char *variant, bool busy, bench::Series s) {
   s.done();
-  std::printf("  %-44s %-8s  median %8.1f  p90 %8.1f  p99 %8.1f  (min %.1f, max %.1f) us\n", variant,
-              busy ? "busy" : "blocked", s.median(), s.quantile(0.9), s.quantile(0.99), s.min(),
-              s.max());
+  std::printf("  %-44s %-8s  median %8.1f  p90 %8.1f  p99 %8.1f  (min %.1f, max %.1f) us\n",
+              variant, busy ? "busy" : "blocked", s.median(), s.quantile(0.9), s.quantile(0.99),
+              s.min(), s.max());
   std::fflush(stdout);
   bench::Series secs;
   for (double x : s.v) secs.add(x * 1e-6);
-  bench::append_csv(C.csv, "wake", std::string(variant) + (busy ? "-busy" : "-blocked"), "-", 2, secs);
+  bench::append_csv(C.csv, "wake", std::string(variant) + (busy ? "-busy" : "-blocked"), "-", 2,
+                    secs);
   g_wake.push_back(WakeResult{variant, busy, s});
 }
 
@@ -62,7 +62,10 @@ class FutexFloor {
             t->start();
           }
         }) {}
-  ~FutexFloor() { post(nullptr); waiter_.join(); }
+  ~FutexFloor() {
+    post(nullptr);
+    waiter_.join();
+  }
   FutexFloor(const FutexFloor &) = delete;
   FutexFloor &operator=(const FutexFloor &) = delete;
 
@@ -150,9 +153,7 @@ Paired wake_mr_foreign(bool busy) {
 Paired wake_tbb(bool busy) {
   tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 2);
   tbb::task_arena arena(2);
-  arena.execute([] {
-    tbb::parallel_for(0, 1000, [](int) {});
-  });
+  arena.execute([] { tbb::parallel_for(0, 1000, [](int) {}); });
   return paired_trials(busy, [&arena, busy] {
     Trial t;
     sleep_ms(C.idle_ms);
@@ -166,8 +167,7 @@ Paired wake_tbb(bool busy) {
 Paired wake_omp(bool busy) {
   omp_set_num_threads(2);
 #pragma omp parallel
-  {
-  }
+  {}
   return paired_trials(busy, [busy] {
     Trial t;
     sleep_ms(C.idle_ms);
@@ -187,9 +187,10 @@ Paired wake_omp(bool busy) {
 }  // namespace
 
 void wake_all() {
-  std::printf("wake latency, %d trials, %.0f ms idle before each, each variant in alternation with "
-              "a raw futex wake-up of a plain thread (its floor); %s\n",
-              C.trials, C.idle_ms, bench::machine_description().c_str());
+  std::printf(
+      "wake latency, %d trials, %.0f ms idle before each, each variant in alternation with "
+      "a raw futex wake-up of a plain thread (its floor); %s\n",
+      C.trials, C.idle_ms, bench::machine_description().c_str());
   struct Variant {
     const char *name;
     Paired (*run)(bool);

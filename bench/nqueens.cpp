@@ -37,7 +37,8 @@ long seq(int n, int row, Mask cols, Mask d1, Mask d2) {
 int candidates(int n, Mask cols, Mask d1, Mask d2, Mask out[32]) {
   Mask all = (Mask{1} << n) - 1;
   int k = 0;
-  for (Mask free = all & ~(cols | d1 | d2); free != 0; free &= free - 1) out[k++] = free & (~free + 1);
+  for (Mask free = all & ~(cols | d1 | d2); free != 0; free &= free - 1)
+    out[k++] = free & (~free + 1);
   return k;
 }
 
@@ -123,11 +124,16 @@ long omp_q(int n, int row, Mask cols, Mask d1, Mask d2) {
 
 long run(int impl, int n) {
   switch (impl) {
-    case bench::kMrC: return mr_c(n, 0, 0, 0, 0);
-    case bench::kMrCxx: return mr_cxx(n, 0, 0, 0, 0);
-    case bench::kTbb: return tbb_q(n, 0, 0, 0, 0);
-    case bench::kOmp: return omp_q(n, 0, 0, 0, 0);
-    default: return seq(n, 0, 0, 0, 0);
+    case bench::kMrC:
+      return mr_c(n, 0, 0, 0, 0);
+    case bench::kMrCxx:
+      return mr_cxx(n, 0, 0, 0, 0);
+    case bench::kTbb:
+      return tbb_q(n, 0, 0, 0, 0);
+    case bench::kOmp:
+      return omp_q(n, 0, 0, 0, 0);
+    default:
+      return seq(n, 0, 0, 0, 0);
   }
 }
 

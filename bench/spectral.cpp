@@ -24,7 +24,8 @@ void times(int impl, const std::vector<double> &x, std::vector<double> &out, boo
   bench::parallel_loop(impl, n, kRowsPerChunk, [&](long lo, long hi) {
     for (long i = lo; i < hi; i++) {
       double s = 0;
-      for (long j = 0; j < n; j++) s += (transpose ? a(j, i) : a(i, j)) * x[static_cast<std::size_t>(j)];
+      for (long j = 0; j < n; j++)
+        s += (transpose ? a(j, i) : a(i, j)) * x[static_cast<std::size_t>(j)];
       out[static_cast<std::size_t>(i)] = s;
     }
   });

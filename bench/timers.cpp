@@ -34,8 +34,8 @@ namespace {
 bool g_check = false;
 
 using bench::print_row;
-using bench::Summary;
 using bench::summarise;
+using bench::Summary;
 
 void start_runtime() {
   MR_Config c;
@@ -161,8 +161,7 @@ std::vector<double> thread_lateness(int count) {
                      static_cast<uint64_t>(now.tv_nsec) + 1000000;
       struct timespec ts = {static_cast<time_t>(due / 1000000000ull),
                             static_cast<long>(due % 1000000000ull)};
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
-      }
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {}
       late.push_back(static_cast<double>(MR_now() - due) / 1000.0);
     }
   });
@@ -195,8 +194,7 @@ double idle_cpu_ms(std::size_t timers, double seconds) {
   start_runtime();
   std::vector<MR_Timer> t(timers, MR_Timer{});  // zeroed: never started
   const uint64_t far = MR_now() + 3600ull * 1000000000ull;
-  for (std::size_t i = 0; i < timers; i++)
-    (void)MR_timer_start(&t[i], far + i, noop, nullptr);
+  for (std::size_t i = 0; i < timers; i++) (void)MR_timer_start(&t[i], far + i, noop, nullptr);
   double c0 = cpu_s();
   (void)MR_sleep_for(static_cast<uint64_t>(seconds * 1e9));
   double used = (cpu_s() - c0) * 1000.0;

@@ -105,12 +105,17 @@ int children_binomial(const Node &n) {
 int children_geometric(const Node &n) {
   double b = P.b0, depth = n.height, gmx = P.gen_mx;
   if (n.height > 0) switch (P.shape) {
-      case kExpDec: b = P.b0 * std::pow(depth, -std::log(P.b0) / std::log(gmx)); break;
+      case kExpDec:
+        b = P.b0 * std::pow(depth, -std::log(P.b0) / std::log(gmx));
+        break;
       case kCyclic:
         b = depth > 5 * gmx ? 0 : std::pow(P.b0, std::sin(2.0 * 3.141592653589793 * depth / gmx));
         break;
-      case kFixed: b = depth < gmx ? P.b0 : 0; break;
-      default: b = P.b0 * (1.0 - depth / gmx);
+      case kFixed:
+        b = depth < gmx ? P.b0 : 0;
+        break;
+      default:
+        b = P.b0 * (1.0 - depth / gmx);
     }
   double p = 1.0 / (1.0 + b);
   return static_cast<int>(std::floor(std::log(1.0 - probability(n)) / std::log(1.0 - p)));
@@ -213,11 +218,16 @@ Counts omp_range(const Node &parent, int lo, int hi) {
 Counts search(int impl) {
   Node r = root();
   switch (impl) {
-    case bench::kMrC: return visit<mr_c_range>(r);
-    case bench::kMrCxx: return visit<mr_cxx_range>(r);
-    case bench::kTbb: return visit<tbb_range>(r);
-    case bench::kOmp: return visit<omp_range>(r);
-    default: return seq_visit(r);
+    case bench::kMrC:
+      return visit<mr_c_range>(r);
+    case bench::kMrCxx:
+      return visit<mr_cxx_range>(r);
+    case bench::kTbb:
+      return visit<tbb_range>(r);
+    case bench::kOmp:
+      return visit<omp_range>(r);
+    default:
+      return seq_visit(r);
   }
 }
 
@@ -250,7 +260,8 @@ std::vector<std::string> words(const char *s) {
   }
 }
 
-double parse_double(const char *prog, const std::string &s, double lo, double hi, const char *what) {
+double parse_double(const char *prog, const std::string &s, double lo, double hi,
+                    const char *what) {
   char *end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || !(v >= lo && v <= hi))
@@ -264,17 +275,34 @@ const Sample *parse_tree(const char *prog, const std::vector<std::string> &args)
   for (std::size_t i = 0; i < args.size(); i++) {
     const std::string &f = args[i];
     if (i + 1 >= args.size() || f.size() != 2 || f[0] != '-')
-      bench::usage_error(prog, "unknown argument '" + f + "' (tree flags: -t -b -r -m -q -d -a -f -T)");
+      bench::usage_error(prog,
+                         "unknown argument '" + f + "' (tree flags: -t -b -r -m -q -d -a -f -T)");
     const std::string &v = args[++i];
     switch (f[1]) {
-      case 't': P.type = bench::parse_int(prog, v, 0, 2, "-t"); break;
-      case 'b': P.b0 = parse_double(prog, v, 0, 1e9, "-b"); break;
-      case 'r': P.seed = bench::parse_int(prog, v, 0, 2147483647, "-r"); break;
-      case 'm': P.m = bench::parse_int(prog, v, 0, 100, "-m"); break;
-      case 'q': P.q = parse_double(prog, v, 0, 1, "-q"); break;
-      case 'd': P.gen_mx = bench::parse_int(prog, v, 1, 1000000, "-d"); break;
-      case 'a': P.shape = bench::parse_int(prog, v, 0, 3, "-a"); break;
-      case 'f': P.shift = parse_double(prog, v, 0, 1, "-f"); break;
+      case 't':
+        P.type = bench::parse_int(prog, v, 0, 2, "-t");
+        break;
+      case 'b':
+        P.b0 = parse_double(prog, v, 0, 1e9, "-b");
+        break;
+      case 'r':
+        P.seed = bench::parse_int(prog, v, 0, 2147483647, "-r");
+        break;
+      case 'm':
+        P.m = bench::parse_int(prog, v, 0, 100, "-m");
+        break;
+      case 'q':
+        P.q = parse_double(prog, v, 0, 1, "-q");
+        break;
+      case 'd':
+        P.gen_mx = bench::parse_int(prog, v, 1, 1000000, "-d");
+        break;
+      case 'a':
+        P.shape = bench::parse_int(prog, v, 0, 3, "-a");
+        break;
+      case 'f':
+        P.shift = parse_double(prog, v, 0, 1, "-f");
+        break;
       case 'T': {
         sample = nullptr;
         for (const Sample &s : kSamples)
@@ -285,7 +313,8 @@ const Sample *parse_tree(const char *prog, const std::vector<std::string> &args)
         break;
       }
       default:
-        bench::usage_error(prog, "unknown flag '" + f + "' (tree flags: -t -b -r -m -q -d -a -f -T)");
+        bench::usage_error(prog,
+                           "unknown flag '" + f + "' (tree flags: -t -b -r -m -q -d -a -f -T)");
     }
   }
   return sample;
@@ -318,8 +347,9 @@ int main(int argc, char **argv) {
     // Small trees of every type and shape against the sequential search; then T3 (the deep
     // one, where work moves most) against its published counts.
     static const char *const kSmall[] = {
-        "-t 1 -a 3 -d 6 -b 4 -r 19",  "-t 1 -a 0 -d 10 -b 4 -r 34",      "-t 1 -a 2 -d 6 -b 6 -r 502",
-        "-t 1 -a 1 -d 6 -b 4 -r 3",   "-t 0 -b 200 -q 0.124 -m 8 -r 42", "-t 2 -a 0 -d 8 -b 5 -q 0.2 -m 4 -r 1"};
+        "-t 1 -a 3 -d 6 -b 4 -r 19",       "-t 1 -a 0 -d 10 -b 4 -r 34",
+        "-t 1 -a 2 -d 6 -b 6 -r 502",      "-t 1 -a 1 -d 6 -b 4 -r 3",
+        "-t 0 -b 200 -q 0.124 -m 8 -r 42", "-t 2 -a 0 -d 8 -b 5 -q 0.2 -m 4 -r 1"};
     bool ok = true;
     for (const char *flags : kSmall) {
       P = Params{};

@@ -21,15 +21,15 @@ namespace mr::engine {
 // (doc/design.md, "Blocking regions").
 struct Backup {
   pthread_t thread{};
-  sem_t go;                      // posted once per context handed over, and once to exit
+  sem_t go;  // posted once per context handed over, and once to exit
   // Written by whoever hands a context over, before the post; read by the backup after its
   // wait (sem_post/sem_wait order them). nullptr with `exit` set: leave.
   Context *ctx = nullptr;
   bool exit = false;
-  boost::context::fiber home;    // the backup's own continuation while it runs ctx
-  san::Fiber home_san;  // the backup thread's own stack, for the sanitizers
-  overflow::AltStack altstack;   // the backup thread's alternate signal stack
-  Backup *next_idle = nullptr;   // protected by Runtime::backup_lock
+  boost::context::fiber home;   // the backup's own continuation while it runs ctx
+  san::Fiber home_san;          // the backup thread's own stack, for the sanitizers
+  overflow::AltStack altstack;  // the backup thread's alternate signal stack
+  Backup *next_idle = nullptr;  // protected by Runtime::backup_lock
 };
 
 namespace {

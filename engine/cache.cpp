@@ -44,9 +44,10 @@ Context *get_context(Engine *e, ContextKind k) {
 Context *context_for_spark(Engine *e, const Task &t) {
   Context *c = get_context(e, ContextKind::SMALL);
   if (!c)
-    fatal("cannot map a %zu KiB stack for a spark context (out of memory or address space); "
-          "lower --small-stack-size or -P",
-          g_rt->p.small_stack_size / 1024);
+    fatal(
+        "cannot map a %zu KiB stack for a spark context (out of memory or address space); "
+        "lower --small-stack-size or -P",
+        g_rt->p.small_stack_size / 1024);
   c->task = t;
   c->channel = static_cast<int>(t.join->channel);  // the forking context's (task.hpp)
   c->deadline = 0;  // started work: first in a deadline channel's order

@@ -33,7 +33,10 @@ void Channels::push(int ch, Context *c) {
     q.by_deadline.insert(*c);  // after any equal deadline: FIFO among equals
   } else {
     c->next = nullptr;
-    if (q.tail) q.tail->next = c; else q.head = c;
+    if (q.tail)
+      q.tail->next = c;
+    else
+      q.head = c;
     q.tail = c;
   }
   // relaxed: under the lock (the pop that clears it takes it too); the caller's fence (P1).

@@ -90,7 +90,7 @@ class Channels {
 
  private:
   Channel ch_[kMaxChannels];
-  std::mutex create_lock_;   // serialises create
+  std::mutex create_lock_;     // serialises create
   std::atomic<int> count_{1};  // channel 0 exists from the start
   // One bit per channel whose queue is not empty: set and cleared under that channel's lock, so
   // that it matches the queue whenever the lock is free. relaxed RMWs: the lock orders them per

@@ -27,7 +27,10 @@ void link(Context *c) {
 
 void unlink(Context *c) {
   std::lock_guard<std::mutex> lk(g_all_lock);
-  if (c->all_prev) c->all_prev->all_next = c->all_next; else g_all = c->all_next;
+  if (c->all_prev)
+    c->all_prev->all_next = c->all_next;
+  else
+    g_all = c->all_next;
   if (c->all_next) c->all_next->all_prev = c->all_prev;
   c->all_prev = c->all_next = nullptr;
 }

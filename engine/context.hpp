@@ -49,13 +49,13 @@ struct Context {
   // of whoever it switched to) and read by whoever resumes it; the hand-over between the two is
   // ordered by the queue, deque or join counter through which the context was published.
   boost::context::fiber fiber;
-  Task task{};               // the task to run next; set before the context is resumed
+  Task task{};  // the task to run next; set before the context is resumed
   // Owner-only, by the context itself (join.cpp): the engine its current spark was stolen from
   // (-1: none), where it takes its next spark from while that engine has more; and how many
   // arrivals at task.join it holds back because its next spark was of the same join.
   int victim = -1;
   std::uint32_t held = 0;
-  int bound = -1;            // -1, or the engine this context may only run on
+  int bound = -1;  // -1, or the engine this context may only run on
   // Its channel (channel.hpp), for its whole task: where it is queued when it starts, whose
   // followup it is queued in after a suspension, and what its sparks belong to. Set before the
   // context is first published; then read by whoever queues or runs it (ordered like `fiber`).
@@ -70,8 +70,8 @@ struct Context {
   // it to a backup thread), cleared by whoever resumes it: the statistics count each suspension
   // and each resumption once. Ordered like `fiber`.
   bool suspended = false;
-  Context *next = nullptr;   // intrusive link: run queues and free caches
-  sem_t *wake = nullptr;     // FOREIGN only: posted once to resume the waiting thread
+  Context *next = nullptr;  // intrusive link: run queues and free caches
+  sem_t *wake = nullptr;    // FOREIGN only: posted once to resume the waiting thread
   // Blocking regions: how deep the context is in nested MR_blocking_begin calls, and whether the
   // outermost moved it to a backup thread. Read and written only by the context itself.
   unsigned blocking_depth = 0;
@@ -80,8 +80,8 @@ struct Context {
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
-  san::Fiber san;            // for the sanitizers' view of switches (sanitizer.hpp)
-  TraceMark trace;           // tracing only (trace.hpp)
+  san::Fiber san;   // for the sanitizers' view of switches (sanitizer.hpp)
+  TraceMark trace;  // tracing only (trace.hpp)
 };
 
 // Boost.Context's stack allocator for a context: a stack of ours (stack.hpp), recorded where

@@ -34,7 +34,8 @@ void fire_resume(void *ctx, void *) { schedule(static_cast<Context *>(ctx)); }
 void fire_spawn(void *fn, void *env) {
   int rc = spawn(reinterpret_cast<MR_TaskFn>(fn), env, -1, MR_CHANNEL_DEFAULT, 0);
   if (rc != 0 && rc != MR_ESHUTDOWN)
-    warning(g_rt->p.quiet, "a timer's function could not start (%s): it does not run", MR_strerror(rc));
+    warning(g_rt->p.quiet, "a timer's function could not start (%s): it does not run",
+            MR_strerror(rc));
 }
 
 void fire_signal(void *f, void *value) {
@@ -77,8 +78,7 @@ int sleep_until(std::uint64_t when) {
     struct timespec ts;
     ts.tv_sec = static_cast<time_t>(when / 1000000000u);
     ts.tv_nsec = static_cast<long>(when % 1000000000u);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
     return 0;
   }
   if (when <= now_ns()) return 0;
@@ -90,15 +90,15 @@ int sleep_until(std::uint64_t when) {
   // engine is about to pass its idle loop, which answers for its own timers: no timer_armed.
   suspend_self(e, "MR_sleep_until outside a context", trace::Why::SLEEP,
                [e, &t, &no_memory](Context *self) {
-    t.a = self;
-    try {
-      (void)e->timers.arm(&t);
-      return false;
-    } catch (const std::bad_alloc &) {
-      no_memory = true;
-      return true;  // run again at once
-    }
-  });
+                 t.a = self;
+                 try {
+                   (void)e->timers.arm(&t);
+                   return false;
+                 } catch (const std::bad_alloc &) {
+                   no_memory = true;
+                   return true;  // run again at once
+                 }
+               });
   return no_memory ? MR_ENOMEM : 0;
 }
 
@@ -119,10 +119,14 @@ int timer_cancel(Timer *t) {
     if (g_rt->engines[t->heap_id]->timers.cancel(t, &s)) return 0;
   }
   switch (s) {
-    case TimerState::FIRED: return MR_EFIRED;
-    case TimerState::CANCELLED: return MR_ECANCELLED;
-    case TimerState::DROPPED: return MR_ESHUTDOWN;
-    default: return MR_EINVAL;
+    case TimerState::FIRED:
+      return MR_EFIRED;
+    case TimerState::CANCELLED:
+      return MR_ECANCELLED;
+    case TimerState::DROPPED:
+      return MR_ESHUTDOWN;
+    default:
+      return MR_EINVAL;
   }
 }
 
@@ -141,7 +145,8 @@ int ticker_wait(Ticker *tk, std::uint64_t *ticks) {
       return 0;
     }
     std::uint64_t k = tk->consumed + 1;
-    std::uint64_t next = k > kNever / tk->period ? kNever : add_saturating(tk->start, k * tk->period);
+    std::uint64_t next =
+        k > kNever / tk->period ? kNever : add_saturating(tk->start, k * tk->period);
     if (int rc = sleep_until(next); rc != 0) return rc;
   }
 }

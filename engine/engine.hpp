@@ -28,13 +28,13 @@
 
 #include "channel.hpp"
 #include "context.hpp"
+#include "counters.hpp"
 #include "mrengine.h"
 #include "overflow.hpp"
 #include "params.hpp"
 #include "runqueue.hpp"
 #include "sanitizer.hpp"
 #include "sleep.hpp"
-#include "counters.hpp"
 #include "task.hpp"
 #include "timer.hpp"
 #include "topology.hpp"
@@ -53,12 +53,12 @@ class Tracer;
 // One engine's searching state (idle.cpp, steal.cpp): what it holds of the census and where it
 // looks. Owner only.
 struct Search {
-  bool holds_unit = false;       // this engine owns one searching unit of the census
-  bool woken_for_work = false;   // woken by advice or poll and has not found work yet
-  bool advised = false;          // woken by WORKSTEAL_ADVICE and not searched since
-  int advised_victim = -1;       // from WORKSTEAL_ADVICE: steal here first
-  unsigned steal_offset = 0;     // rotating start of the victim scan within each tier
-  int spin_budget = 1;           // steal rounds of its next own search (idle.cpp); set at start
+  bool holds_unit = false;      // this engine owns one searching unit of the census
+  bool woken_for_work = false;  // woken by advice or poll and has not found work yet
+  bool advised = false;         // woken by WORKSTEAL_ADVICE and not searched since
+  int advised_victim = -1;      // from WORKSTEAL_ADVICE: steal here first
+  unsigned steal_offset = 0;    // rotating start of the victim scan within each tier
+  int spin_budget = 1;          // steal rounds of its next own search (idle.cpp); set at start
 };
 
 // The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
@@ -68,8 +68,8 @@ struct Shared {
   explicit Shared(int i) : id(i), timers{i} {}
 
   const int id;
-  topo::Order order;             // victims (and engines to wake for work here), tier by tier;
-                                 // written at start, before the engine's thread exists
+  topo::Order order;  // victims (and engines to wake for work here), tier by tier;
+                      // written at start, before the engine's thread exists
   pthread_t thread{};
   // Lazy engines: the first to exchange start_claimed to true creates the thread (a waker that
   // delivered a notification to the engine, or stop(), which then creates none). acq_rel.
@@ -80,19 +80,19 @@ struct Shared {
   // The PU this engine is bound to, or -1. Written (release) by the engine's thread once it is
   // bound; read (acquire) by anyone. An engine that has not started yet reports -1.
   std::atomic<int> pu{-1};
-  WsDeque deque;                 // owner pushes/pops; thieves steal
-  MR_EngineView view{};          // what generated code reads inline (set in start; then only
-                                 // its `channel`, by the owner at each switch, and `slow`)
+  WsDeque deque;         // owner pushes/pops; thieves steal
+  MR_EngineView view{};  // what generated code reads inline (set in start; then only
+                         // its `channel`, by the owner at each switch, and `slow`)
   // Owner-written, read by anyone (MR_stats_get, MR_channel_stats sum them): the counters, and
   // per channel the counts of contexts run and ns run.
   Counters stats;
   std::atomic<std::uint64_t> channel_runs[kMaxChannels]{};
   std::atomic<std::uint64_t> channel_ns[kMaxChannels]{};
-  alignas(64) SleepSync sleep;   // the sleep-sync record
+  alignas(64) SleepSync sleep;  // the sleep-sync record
   // When the engine last fell asleep, from Runtime::sleep_clock. relaxed: a hint that orders
   // sleepers for the wake choice (LIFO); the wake itself is decided under the wake lock.
   std::atomic<std::uint64_t> sleep_stamp{0};
-  alignas(64) RunQueue bound;    // contexts bound to this engine
+  alignas(64) RunQueue bound;  // contexts bound to this engine
   // Timers armed on this engine (timer.hpp), and the deadline of its current timed wait (kNever
   // while it is not in one): relaxed, ordered by the fences of TM1 (doc/design.md, "Timers").
   alignas(64) TimerHeap timers;
@@ -114,8 +114,8 @@ struct Engine : Shared {
   explicit Engine(int i) : Shared(i) {}
 
   alignas(64) Context *current = nullptr;  // the context running on this engine
-  Context *next_ctx = nullptr;   // run this before looking for work (a join that completed)
-  unsigned handoffs = 0;         // direct switches to `runnext` since the scheduler last ran
+  Context *next_ctx = nullptr;  // run this before looking for work (a join that completed)
+  unsigned handoffs = 0;        // direct switches to `runnext` since the scheduler last ran
   Search search;
   // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
   // level the channel taken from last (channels of one level alternate).
@@ -125,15 +125,15 @@ struct Engine : Shared {
   // Per-channel time: the channel of the context running now (-1: none) and since when.
   int run_channel = -1;
   std::uint64_t run_since = 0;
-  boost::context::fiber sched;   // the scheduler's continuation while a context runs
-  san::Fiber sched_san;          // the scheduler's stack, for the sanitizers (sanitizer.hpp)
+  boost::context::fiber sched;  // the scheduler's continuation while a context runs
+  san::Fiber sched_san;         // the scheduler's stack, for the sanitizers (sanitizer.hpp)
   boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
-  Context *free_small[kCacheMax];    // the engine's free-context cache (cache.cpp)
+  Context *free_small[kCacheMax];               // the engine's free-context cache (cache.cpp)
   Context *free_regular[kCacheMax];
   int n_free_small = 0, n_free_regular = 0;
-  bool start_asleep = false;     // lazy: the thread begins by consuming its wake-up (set at start)
-  int planned_pu = -1;           // from the pinning plan; -1 for none
-  overflow::AltStack altstack;   // the engine thread's alternate signal stack
+  bool start_asleep = false;    // lazy: the thread begins by consuming its wake-up (set at start)
+  int planned_pu = -1;          // from the pinning plan; -1 for none
+  overflow::AltStack altstack;  // the engine thread's alternate signal stack
 };
 
 // The whole record of engine s, for the code that makes, starts and frees engines
@@ -150,18 +150,19 @@ constexpr std::uintptr_t kRunnextBound = 1;
 struct Runtime {
   Params p;
   int n = 0;
-  Shared **engines = nullptr;    // every engine's shared part (its owner has it whole)
-  Channels channels;             // unbound runnable contexts, by channel (channel.hpp)
-  Injector injector;             // sparks from threads that are not engines (P1 covers it)
+  Shared **engines = nullptr;  // every engine's shared part (its owner has it whole)
+  Channels channels;           // unbound runnable contexts, by channel (channel.hpp)
+  Injector injector;           // sparks from threads that are not engines (P1 covers it)
   Census census;
-  // Set once when engines are stopped (seq_cst store, proof P4); read by every idle loop, and at the end
-  // of every task (MR_shutdown_now): on a line of its own, never written while the runtime runs.
+  // Set once when engines are stopped (seq_cst store, proof P4); read by every idle loop, and at
+  // the end of every task (MR_shutdown_now): on a line of its own, never written while the
+  // runtime runs.
   alignas(64) std::atomic<bool> shutdown{false};
   // Set once when MR_shutdown begins (seq_cst store): from then on the contexts and sparks of
   // drop channels are dropped when they would next run (doc/design.md, "Closing"). Read
   // relaxed on the scheduler's paths; never written while the runtime runs before that.
   std::atomic<bool> closing{false};
-  bool timing = false;           // per-channel time is measured (--stats, round-robin); frozen
+  bool timing = false;  // per-channel time is measured (--stats, round-robin); frozen
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
   // at each spawned context's end, so not on the shutdown flag's line.
   alignas(64) Join spawned{};
@@ -176,19 +177,19 @@ struct Runtime {
   // and lazy engine threads need not call up.
   ContextBody context_body = nullptr;
   void *(*engine_thread)(void *engine) = nullptr;
-  std::mutex free_lock;          // protects the global free caches (cache.cpp)
+  std::mutex free_lock;  // protects the global free caches (cache.cpp)
   Context *free_small = nullptr, *free_regular = nullptr;
   Context primordial;
-  topo::Placement place;         // the pinning plan, victim orders, saved binding (topology.hpp)
+  topo::Placement place;  // the pinning plan, victim orders, saved binding (topology.hpp)
   // relaxed fetch_add: only the order of stamps matters (sleep_stamp).
   std::atomic<std::uint64_t> sleep_clock{0};
-  sem_t started;                 // posted by each engine thread once it is bound and running
+  sem_t started;  // posted by each engine thread once it is bound and running
   bool started_init = false;
   // Blocking regions' backup threads (blocking.cpp).
-  std::mutex backup_lock;        // protects the two fields below
+  std::mutex backup_lock;  // protects the two fields below
   Backup *idle_backups = nullptr;
-  std::vector<Backup *> backups; // every backup thread created, to join at stop
-  IoEngine *io = nullptr;        // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
+  std::vector<Backup *> backups;  // every backup thread created, to join at stop
+  IoEngine *io = nullptr;         // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
   // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
   // any engine thread runs), freed with the runtime. The scheduler records through the hooks of
   // events.hpp.
@@ -245,9 +246,7 @@ int engine_cpu(int e);
 
 // Does channel ch exist? Does it order its contexts by deadline? Any thread while running.
 inline bool channel_exists(int ch) { return g_rt->channels.exists(ch); }
-inline bool channel_by_deadline(int ch) {
-  return g_rt->channels[ch].kind == ChannelKind::DEADLINE;
-}
+inline bool channel_by_deadline(int ch) { return g_rt->channels[ch].kind == ChannelKind::DEADLINE; }
 
 // Might there be a context in a channel or in e's bound queue (e may be nullptr), or a spark in
 // the injector? Relaxed hints: a caller that needs the answer ordered puts a seq_cst fence

@@ -26,11 +26,11 @@ enum class Event {
 
 // The counted events that are traced too, and as which record (trace::Kind); note()'s `arg` is
 // the record's x.
-#define MR_TRACED_EVENTS_MAP(XX)                                                   \
-  XX(sparks_pushed, SPARK_CREATE)                                                  \
-  XX(sparks_run_local, SPARK_RUN) /* a spark of the engine's own deque */          \
-  XX(sparks_injected, SPARK_RUN)  /* a spark of the injector */                    \
-  XX(sparks_stolen, SPARK_STEAL)  /* arg: the victim */                            \
+#define MR_TRACED_EVENTS_MAP(XX)                                          \
+  XX(sparks_pushed, SPARK_CREATE)                                         \
+  XX(sparks_run_local, SPARK_RUN) /* a spark of the engine's own deque */ \
+  XX(sparks_injected, SPARK_RUN)  /* a spark of the injector */           \
+  XX(sparks_stolen, SPARK_STEAL)  /* arg: the victim */                   \
   XX(wakeups, NOTIFY_RECV)        /* arg: the notification's kind (Action) */
 
 // Whether ev is traced, and as what.
@@ -51,8 +51,7 @@ constexpr Traced traced(Event ev) {
 }
 
 // The counter of ev in c (of notification kind `kind` for `wakeups`).
-[[gnu::always_inline]] inline std::atomic<std::uint64_t> &counter(Counters &c, Event ev,
-                                                                  int kind) {
+[[gnu::always_inline]] inline std::atomic<std::uint64_t> &counter(Counters &c, Event ev, int kind) {
   switch (ev) {
 #define MR_EVENT_ONE_(field, column) \
   case Event::field:                 \
@@ -81,26 +80,32 @@ namespace trace {
 
 // Engine e (its own thread) moved to state `to`.
 inline void on_state(Engine *e, State to) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer->record_state(e, to);
+  if (tracing_on()) [[unlikely]]
+    g_rt->tracer->record_state(e, to);
 }
 // Context c starts running on engine e (a new task of c gets a new thread id).
 inline void on_run(Engine *e, Context *c) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer->record_run(e, c);
+  if (tracing_on()) [[unlikely]]
+    g_rt->tracer->record_run(e, c);
 }
 // Context c, running on engine e, stops.
 inline void on_stop(Engine *e, Context *c, Why why) {
-  if (tracing_on()) [[unlikely]] g_rt->tracer->record_stop(e, c, why);
+  if (tracing_on()) [[unlikely]]
+    g_rt->tracer->record_stop(e, c, why);
 }
 // The calling thread (any) delivered action a to engine `target`.
 inline void on_notify_sent(int target, Action a) {
-  if (tracing_on()) [[unlikely]] Tracer::record_notify_sent(target, a);
+  if (tracing_on()) [[unlikely]]
+    Tracer::record_notify_sent(target, a);
 }
 // Any thread, even one outside the runtime: it waited for future f, or signalled it.
 inline void on_future_wait(const void *f, bool suspended) {
-  if (tracing_on()) [[unlikely]] Tracer::record_future(Kind::FUT_WAIT, f, suspended);
+  if (tracing_on()) [[unlikely]]
+    Tracer::record_future(Kind::FUT_WAIT, f, suspended);
 }
 inline void on_future_signal(const void *f) {
-  if (tracing_on()) [[unlikely]] Tracer::record_future(Kind::FUT_SIGNAL, f, false);
+  if (tracing_on()) [[unlikely]]
+    Tracer::record_future(Kind::FUT_SIGNAL, f, false);
 }
 
 }  // namespace trace

@@ -14,8 +14,8 @@ void warning(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 // A cheap self-check that stays on in release builds: the message is constant, the test is
 // a compare on a path that is not hot.
-#define MR_CHECK(cond, msg)                                                                    \
-  do {                                                                                         \
+#define MR_CHECK(cond, msg)                                                                       \
+  do {                                                                                            \
     if (__builtin_expect(!(cond), 0)) ::mr::engine::fatal("%s (%s:%d)", msg, __FILE__, __LINE__); \
   } while (0)
 

@@ -59,10 +59,11 @@ void future_signal(Future *f, std::uintptr_t value) {
       settled(f, s);
       std::uintptr_t first = f->value.load(std::memory_order_relaxed);
       if (first != value)
-        fatal("MR_future_signal: future %p signalled twice with different values (%#lx, then "
-              "%#lx)",
-              static_cast<void *>(f), static_cast<unsigned long>(first),
-              static_cast<unsigned long>(value));
+        fatal(
+            "MR_future_signal: future %p signalled twice with different values (%#lx, then "
+            "%#lx)",
+            static_cast<void *>(f), static_cast<unsigned long>(first),
+            static_cast<unsigned long>(value));
       return;
     }
     // CAS acquire: takes the waiter list (pairs with the waiters' release CAS); failure

@@ -16,10 +16,10 @@
 
 #include <algorithm>
 
-#include "events.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "cpu_relax.hpp"
+#include "events.hpp"
 #include "fatal.hpp"
 #include "io_wait.hpp"
 #include "policy.hpp"
@@ -108,8 +108,8 @@ void after_found_work(Engine *e, const Shared *victim) {
   if (!e->search.holds_unit) return;
   e->search.holds_unit = false;
   // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
-  if (victim && victim->deque.size_estimate() > 0 &&
-      Census::sleeping(g_rt->census.load()) != 0 && wake_one_with_unit(victim->id))
+  if (victim && victim->deque.size_estimate() > 0 && Census::sleeping(g_rt->census.load()) != 0 &&
+      wake_one_with_unit(victim->id))
     return;
   give_back_unit(e->id);
 }

@@ -29,7 +29,7 @@ struct FdWaiter {
   enum : int { WAITING, READY, TIMED_OUT };
   Context *ctx = nullptr;
   std::atomic<int> state{WAITING};
-  std::uint32_t revents = 0;    // written before the CAS to READY (release)
+  std::uint32_t revents = 0;  // written before the CAS to READY (release)
   Timer timer{};
   // Set (release) by the time-out's fire function as its last access to the record: a context
   // whose cancel says the timer fired waits for it before its frame goes.
@@ -68,8 +68,7 @@ void timed_out(void *wp, void *) {
   Context *c = w->ctx;
   int expected = FdWaiter::WAITING;
   bool won = w->state.compare_exchange_strong(expected, FdWaiter::TIMED_OUT,
-                                              std::memory_order_acq_rel,
-                                              std::memory_order_relaxed);
+                                              std::memory_order_acq_rel, std::memory_order_relaxed);
   // release: the context may let its frame go once it sees this (after its cancel said fired).
   w->timer_done.store(true, std::memory_order_release);
   if (won) schedule(c);
@@ -108,17 +107,22 @@ std::uint32_t to_epoll(int events) {
 int from_epoll(std::uint32_t ev) {
   // A hang-up makes a read return 0 (end of file): readable, as poll(2) has it.
   return ((ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) ? MR_FD_READ : 0) |
-         ((ev & EPOLLOUT) ? MR_FD_WRITE : 0) |
-         ((ev & (EPOLLERR | EPOLLHUP)) ? MR_FD_ERROR : 0);
+         ((ev & EPOLLOUT) ? MR_FD_WRITE : 0) | ((ev & (EPOLLERR | EPOLLHUP)) ? MR_FD_ERROR : 0);
 }
 
 int code_of(int err) {
   switch (err) {
-    case EBADF: return MR_EBADF;
-    case EPERM: return MR_ENOTPOLL;
-    case EEXIST: return MR_EINUSE;
-    case ENOMEM: case ENOSPC: return MR_ENOMEM;
-    default: return MR_EINVAL;
+    case EBADF:
+      return MR_EBADF;
+    case EPERM:
+      return MR_ENOTPOLL;
+    case EEXIST:
+      return MR_EINUSE;
+    case ENOMEM:
+    case ENOSPC:
+      return MR_ENOMEM;
+    default:
+      return MR_EINVAL;
   }
 }
 
@@ -142,8 +146,7 @@ int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
       tp = &rel;
     }
     // A signal handler's interruption restarts the whole time-out: the caller asked for no less.
-    while ((n = epoll_pwait2(ep, &ev, 1, tp, nullptr)) < 0 && errno == EINTR) {
-    }
+    while ((n = epoll_pwait2(ep, &ev, 1, tp, nullptr)) < 0 && errno == EINTR) {}
   }
   int err = n < 0 ? errno : 0;
   close(ep);
@@ -231,29 +234,29 @@ int wait_fd_context(Engine *e, int fd, int events, bool other_waits, std::int64_
   }
   suspend_self(e, "MR_wait_fd outside a context", trace::Why::FD,
                [e, io, fd, events, other_waits, timed, &w, &err, &reg](Context *c) {
-    w.ctx = c;
-    reg = register_fd(io, fd, events, other_waits, &w);
-    if (reg < 0) {
-      err = reg;
-      return true;  // run again at once
-    }
-    io->waiters++;
-    if (timed) {
-      try {
-        (void)e->timers.arm(&w.timer);
-      } catch (const std::bad_alloc &) {
-        // No time-out can be stored: no wait. Out of the instance before self is run again,
-        // so that no dispatch can find w.
-        err = MR_ENOMEM;
-        (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
-        if (reg != fd) close(reg);
-        io->waiters--;
-        reg = -1;
-        return true;
-      }
-    }
-    return false;
-  });
+                 w.ctx = c;
+                 reg = register_fd(io, fd, events, other_waits, &w);
+                 if (reg < 0) {
+                   err = reg;
+                   return true;  // run again at once
+                 }
+                 io->waiters++;
+                 if (timed) {
+                   try {
+                     (void)e->timers.arm(&w.timer);
+                   } catch (const std::bad_alloc &) {
+                     // No time-out can be stored: no wait. Out of the instance before
+                     // self is run again, so that no dispatch can find w.
+                     err = MR_ENOMEM;
+                     (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
+                     if (reg != fd) close(reg);
+                     io->waiters--;
+                     reg = -1;
+                     return true;
+                   }
+                 }
+                 return false;
+               });
   // On e again (bound): no dispatch on this engine runs while we do, and ONESHOT reported w at
   // most once; take the descriptor out of the instance so that it may be waited on again.
   self->bound = was_bound;

@@ -44,7 +44,7 @@ void pin_self(Engine *e) {
 // The thread of engines 1..N-1 (Runtime::engine_thread).
 void *engine_main(void *arg) {
   Engine *e = unowned(static_cast<Shared *>(arg));  // handed to this thread, its owner
-  san::init_thread(e->sched_san);  // the scheduler runs on the thread's own stack
+  san::init_thread(e->sched_san);                   // the scheduler runs on the thread's own stack
   (void)overflow::altstack_on(e->altstack);
   set_current(e);
   pin_self(e);
@@ -163,8 +163,7 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   // Unqueue what the channels still hold (a deadline channel's tree links its contexts, and a
   // linked context must not be destroyed); context_drop_all counts and frees them below.
   for (int ch = 0; ch < g_rt->channels.count(); ch++)
-    while (g_rt->channels.pop(ch)) {
-    }
+    while (g_rt->channels.pop(ch)) {}
   // Timers before any stack goes: a sleeping context's timer is on its stack.
   for (int i = 0; i < g_rt->n; i++) (void)g_rt->engines[i]->timers.drop_all();
   // The free contexts first, so that what context_drop_all finds is what nobody will run.
@@ -229,7 +228,7 @@ int open_io_and_trace(std::string *err) {
 // The primordial context (the caller's own stack) as engine 0's, the pinning plan and victim
 // orders of every engine, engine 0's scheduler fiber. Returns 0 or MR_ENOMEM with *err.
 int plan_engines(std::string *err) {
-  Engine *e0 = unowned(g_rt->engines[0]);  // the caller becomes its owner
+  Engine *e0 = unowned(g_rt->engines[0]);                    // the caller becomes its owner
   e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
   g_rt->primordial.bound = 0;
@@ -241,14 +240,14 @@ int plan_engines(std::string *err) {
       unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
       g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
-    e0->sched = bctx::fiber(std::allocator_arg,
-                            RecordingStack(256 * 1024, g_rt->p.quiet, &e0->sched_stack),
-                            [e0](bctx::fiber &&from) {
-                              (void)from;
-                              scheduler(e0);
-                              fatal("engine 0's scheduler ended while the runtime runs");
-                              return bctx::fiber{};
-                            });
+    e0->sched =
+        bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, g_rt->p.quiet, &e0->sched_stack),
+                    [e0](bctx::fiber &&from) {
+                      (void)from;
+                      scheduler(e0);
+                      fatal("engine 0's scheduler ended while the runtime runs");
+                      return bctx::fiber{};
+                    });
     san::init_stack(e0->sched_san, e0->sched_stack);
   } catch (const std::bad_alloc &) {
     if (err) *err = "out of memory while starting the runtime";
@@ -304,8 +303,9 @@ int start_engine_threads(std::string *err) {
   for (int i = 1; i < g_rt->n && !g_rt->p.lazy_engines; i++) {
     Shared *e = g_rt->engines[i];
     if (pthread_create(&e->thread, nullptr, engine_main, e) != 0) {
-      if (err) *err = "cannot create engine thread " + std::to_string(i) + " of " +
-                      std::to_string(g_rt->n);
+      if (err)
+        *err =
+            "cannot create engine thread " + std::to_string(i) + " of " + std::to_string(g_rt->n);
       return MR_EAGAIN;
     }
     e->start_claimed.store(true, std::memory_order_relaxed);
@@ -325,7 +325,7 @@ int start(const Params &p, std::string *err) {
   g_rt->n = p.engines;
   g_rt->context_body = context_body;
   g_rt->engine_thread = engine_main;
-  g_rt->spawned.count.store(1, std::memory_order_relaxed);  // the primordial's own unit
+  g_rt->spawned.count.store(1, std::memory_order_relaxed);       // the primordial's own unit
   g_rt->spawned_drop.count.store(1, std::memory_order_relaxed);  // its own unit, never given
   g_rt->timing = p.print_stats || p.policy == Policy::ROUND_ROBIN;
   // A start that fails (or throws) frees the runtime here, once: before engine 0 entered it,

@@ -22,9 +22,9 @@ struct LoopControl {
     void *env;
     Slot *next_free;
   };
-  std::mutex lock;                 // protects everything below
+  std::mutex lock;  // protects everything below
   Slot *free_slots = nullptr;
-  Context *waiting = nullptr;      // the master, suspended until a slot is free
+  Context *waiting = nullptr;  // the master, suspended until a slot is free
   unsigned slots = 0;
   Slot *all = nullptr;
 };
@@ -46,15 +46,15 @@ LoopControl::Slot *lc_acquire(LoopControl *lc) {
   // the master again at once.
   suspend_self(this_engine(), "loop control outside a context", trace::Why::LOOP,
                [lc, &got](Context *self) {
-    std::lock_guard<std::mutex> lk(lc->lock);
-    if (LoopControl::Slot *s = lc->free_slots) {
-      lc->free_slots = s->next_free;
-      got = s;
-      return true;
-    }
-    lc->waiting = self;
-    return false;
-  });
+                 std::lock_guard<std::mutex> lk(lc->lock);
+                 if (LoopControl::Slot *s = lc->free_slots) {
+                   lc->free_slots = s->next_free;
+                   got = s;
+                   return true;
+                 }
+                 lc->waiting = self;
+                 return false;
+               });
   if (!got) {
     // Resumed by lc_release, which handed its slot over in lc->waiting's place.
     std::lock_guard<std::mutex> lk(lc->lock);

@@ -73,7 +73,7 @@ void on_fault(int sig, siginfo_t *si, void *uc) {
       char *p = put_text(msg, "mrengine: context stack overflow (stack size ");
       p = put_number(p, (c->stack.size - page) / 1024);
       p = put_text(p, c->kind == ContextKind::SMALL ? " KiB); raise --small-stack-size\n"
-                                                  : " KiB); raise --stack-size\n");
+                                                    : " KiB); raise --stack-size\n");
       ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(p - msg));
       (void)ignored;
       std::abort();
@@ -111,8 +111,8 @@ void uninstall() {
 }
 
 bool altstack_on(AltStack &a) {
-  void *mem = mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void *mem =
+      mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return false;
   stack_t ss;
   ss.ss_sp = mem;

@@ -24,14 +24,15 @@ struct Params {
   unsigned poll_interval_us = 1000;
   Pinning pinning = Pinning::NONE;
   unsigned lc_contexts_per_engine = 4;  // loop control: default worker slots per engine
-  unsigned granularity_factor = 8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
+  unsigned granularity_factor =
+      8;  // MR_par_cond_local_wsdeque_length: spark below factor x engines
   unsigned max_backup_threads = 64;  // blocking regions: threads that run blocked contexts
-  bool lazy_engines = false;  // start engines 1..N-1 only when work first needs them
-  bool print_stats = false;  // --stats: a table per engine on stderr at shutdown
-  bool quiet = false;        // MR_CONFIG_QUIET: no warnings on stderr
-  std::string trace_path;    // --trace: the trace file (.eventlog or .json), or empty
-  Park park;                 // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
-  bool fd_waits = false;     // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
+  bool lazy_engines = false;         // start engines 1..N-1 only when work first needs them
+  bool print_stats = false;          // --stats: a table per engine on stderr at shutdown
+  bool quiet = false;                // MR_CONFIG_QUIET: no warnings on stderr
+  std::string trace_path;            // --trace: the trace file (.eventlog or .json), or empty
+  Park park;                         // MR_Config.park/unpark/park_ctx: how engines sleep (park.hpp)
+  bool fd_waits = false;             // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
   Policy policy = Policy::HIGHEST_FIRST;  // --schedule
   unsigned level_slice_us = 1000;         // --level-slice-us: a level's turn under round-robin
 };

@@ -30,8 +30,7 @@ Parked park_engine(const Park &p, sem_t *sem, int id, std::uint64_t deadline_ns)
   if (!p.hooked()) return sem_wait_until(sem, deadline_ns) ? Parked::UNPARKED : Parked::EARLY;
   int rc = p.park(p.ctx, id, deadline_ns);
   if (rc != 0)
-    fatal("the park hook (MR_Config.park) returned %d (%s) for engine %d", rc, MR_strerror(rc),
-          id);
+    fatal("the park hook (MR_Config.park) returned %d (%s) for engine %d", rc, MR_strerror(rc), id);
   return Parked::EARLY;  // a hook does not say why it returned: the engine looks
 }
 

@@ -23,7 +23,10 @@ class LockedFifo {
   void push(Node *c) {
     std::lock_guard<std::mutex> g(lock_);
     c->next = nullptr;
-    if (tail_) tail_->next = c; else head_ = c;
+    if (tail_)
+      tail_->next = c;
+    else
+      head_ = c;
     tail_ = c;
     // relaxed: the callers' seq_cst fence after push orders it (P1/P3); under the lock for pop.
     size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -29,10 +29,10 @@
 namespace mr::engine::san {
 
 struct Fiber {
-  void *tsan = nullptr;           // TSan's fiber
-  bool tsan_owned = false;        // created by us (a thread's own fiber is TSan's)
-  void *asan_fake = nullptr;      // ASan's fake stack, saved while this fiber is switched away
-  const void *bottom = nullptr;   // the stack's lowest address and size, for ASan
+  void *tsan = nullptr;          // TSan's fiber
+  bool tsan_owned = false;       // created by us (a thread's own fiber is TSan's)
+  void *asan_fake = nullptr;     // ASan's fake stack, saved while this fiber is switched away
+  const void *bottom = nullptr;  // the stack's lowest address and size, for ASan
   std::size_t size = 0;
 };
 

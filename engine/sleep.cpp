@@ -11,12 +11,18 @@ namespace mr::engine {
 
 const char *state_name(State s) {
   switch (s) {
-    case State::WORKING: return "WORKING";
-    case State::IDLE: return "IDLE";
-    case State::STEALING: return "STEALING";
-    case State::SLEEPING: return "SLEEPING";
-    case State::NOTIFIED: return "NOTIFIED";
-    case State::BUSY: return "BUSY";
+    case State::WORKING:
+      return "WORKING";
+    case State::IDLE:
+      return "IDLE";
+    case State::STEALING:
+      return "STEALING";
+    case State::SLEEPING:
+      return "SLEEPING";
+    case State::NOTIFIED:
+      return "NOTIFIED";
+    case State::BUSY:
+      return "BUSY";
   }
   return "?";
 }
@@ -106,9 +112,12 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
     // the engine really published.
     State st = s.state.load(std::memory_order_acquire);
     switch (kDelivery[static_cast<int>(a)][static_cast<int>(st)]) {
-      case Delivery::DROPPED: return Sent::DROPPED;
-      case Delivery::REFUSED: return Sent::REFUSED;
-      case Delivery::LATCHED: return Sent::LATCHED;
+      case Delivery::DROPPED:
+        return Sent::DROPPED;
+      case Delivery::REFUSED:
+        return Sent::REFUSED;
+      case Delivery::LATCHED:
+        return Sent::LATCHED;
       case Delivery::DELIVERED_LOCKED:
         if (try_wake_engine(s, census, a, data) == Sent::DELIVERED) return Sent::DELIVERED;
         continue;  // it left SLEEPING under us: decide again on its new state

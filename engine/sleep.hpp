@@ -39,7 +39,8 @@ namespace mr::engine {
 enum class State : std::uint32_t { WORKING, IDLE, STEALING, SLEEPING, NOTIFIED, BUSY };
 inline constexpr int kNumStates = 6;
 
-// The notification kinds, from mrengine.h's MR_NOTIFY_MAP (their values index the wake-up counters).
+// The notification kinds, from mrengine.h's MR_NOTIFY_MAP (their values index the wake-up
+// counters).
 enum class Action : std::uint32_t {
 #define MR_ACTION_(name, value, column) name = (value),
   MR_NOTIFY_MAP(MR_ACTION_)
@@ -84,13 +85,20 @@ enum class Delivery : std::uint8_t {
 
 // kDelivery[action][state]. Also printed in doc/design.md; tests/check_sleep.cpp checks the code
 // against it for every pair.
+// clang-format off
 inline constexpr Delivery kDelivery[kNumActions][kNumStates] = {
-    // WORKING            IDLE                     STEALING                 SLEEPING                   NOTIFIED            BUSY
-    {Delivery::REFUSED, Delivery::REFUSED, Delivery::REFUSED, Delivery::DELIVERED_LOCKED, Delivery::REFUSED, Delivery::REFUSED},  // CONTEXT
-    {Delivery::DROPPED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED, Delivery::DROPPED, Delivery::DROPPED},  // CONTEXT_ADVICE
-    {Delivery::DROPPED, Delivery::DROPPED, Delivery::DROPPED, Delivery::DELIVERED_LOCKED, Delivery::DROPPED, Delivery::DROPPED},  // WORKSTEAL_ADVICE
-    {Delivery::LATCHED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED, Delivery::LATCHED, Delivery::LATCHED},  // SHUTDOWN
+  // WORKING          IDLE                     STEALING                 SLEEPING
+  //   NOTIFIED           BUSY
+  {Delivery::REFUSED, Delivery::REFUSED,       Delivery::REFUSED,       Delivery::DELIVERED_LOCKED,
+     Delivery::REFUSED, Delivery::REFUSED},  // CONTEXT
+  {Delivery::DROPPED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED,
+     Delivery::DROPPED, Delivery::DROPPED},  // CONTEXT_ADVICE
+  {Delivery::DROPPED, Delivery::DROPPED,       Delivery::DROPPED,       Delivery::DELIVERED_LOCKED,
+     Delivery::DROPPED, Delivery::DROPPED},  // WORKSTEAL_ADVICE
+  {Delivery::LATCHED, Delivery::DELIVERED_CAS, Delivery::DELIVERED_CAS, Delivery::DELIVERED_LOCKED,
+     Delivery::LATCHED, Delivery::LATCHED},  // SHUTDOWN
 };
+// clang-format on
 
 // Is from->to one of kTransitions? The debug build (--enable-debug) checks every transition the
 // engine makes against it.
@@ -153,9 +161,9 @@ struct SleepSync {
   // load that saw NOTIFIED.
   Action action{Action::CONTEXT_ADVICE};
   void *data{nullptr};
-  sem_t sem;                 // the default park (park.hpp)
-  Park park;                 // the embedder's park hook, or none; set at start, then read-only
-  int id{-1};                // the engine's number, for the hook; set at start
+  sem_t sem;   // the default park (park.hpp)
+  Park park;   // the embedder's park hook, or none; set at start, then read-only
+  int id{-1};  // the engine's number, for the hook; set at start
   pthread_mutex_t wake_lock;
 
   SleepSync();

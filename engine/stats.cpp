@@ -83,8 +83,8 @@ namespace {
 
 // The per-channel rows of the --stats table.
 void print_channels(FILE *out) {
-  std::fprintf(out, "%-7s %5s %8s %8s %9s %12s %12s %8s %8s\n", "channel", "level", "kind",
-               "close", "followup", "run", "ms", "dropped", "sparks");
+  std::fprintf(out, "%-7s %5s %8s %8s %9s %12s %12s %8s %8s\n", "channel", "level", "kind", "close",
+               "followup", "run", "ms", "dropped", "sparks");
   for (int ch = 0; ch < g_rt->channels.count(); ch++) {
     const Channel &c = g_rt->channels[ch];
     MR_ChannelStats s{};
@@ -93,7 +93,8 @@ void print_channels(FILE *out) {
     std::fprintf(out, "%-7d %5d %8s %8s %9d %12llu %12.3f %8llu %8llu\n", ch, c.level,
                  c.kind == ChannelKind::FIFO ? "fifo" : "deadline",
                  c.close == Close::COMPLETE ? "complete" : "drop", c.followup,
-                 static_cast<unsigned long long>(s.contexts_run), static_cast<double>(s.ns_run) / 1e6,
+                 static_cast<unsigned long long>(s.contexts_run),
+                 static_cast<double>(s.ns_run) / 1e6,
                  static_cast<unsigned long long>(s.contexts_dropped),
                  static_cast<unsigned long long>(s.sparks_dropped));
   }

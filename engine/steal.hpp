@@ -22,9 +22,9 @@ enum class Loot {
 // What a steal round got, and from where.
 struct Stolen {
   Loot got = Loot::NONE;
-  Task spark;                   // SPARK
-  Context *context = nullptr;   // CONTEXT
-  Shared *victim = nullptr;     // the engine it came from (SPARK, CONTEXT)
+  Task spark;                  // SPARK
+  Context *context = nullptr;  // CONTEXT
+  Shared *victim = nullptr;    // the engine it came from (SPARK, CONTEXT)
 };
 
 // Called only by engine e: one steal attempt on engine v: the oldest spark of v's deque into t,

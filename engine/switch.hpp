@@ -14,9 +14,9 @@
 #include <boost/context/fiber.hpp>
 
 #include "engine.hpp"
+#include "events.hpp"
 #include "fatal.hpp"
 #include "policy.hpp"
-#include "events.hpp"
 #include "wake.hpp"
 
 namespace mr::engine {

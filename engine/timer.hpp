@@ -31,11 +31,11 @@ using TimerFire = void (*)(void *a, void *b);
 enum class TimerState : std::uint32_t { FREE, PENDING, FIRED, CANCELLED, DROPPED };
 
 struct Timer {
-  std::uint64_t when;     // the deadline (CLOCK_MONOTONIC ns); set before arming
-  TimerFire fire;         // set before arming
-  void *a, *b;            // fire's arguments; set before arming
-  std::uint32_t index;    // position in its heap while PENDING; under the heap's lock
-  std::int32_t heap_id;   // which engine's heap holds it; written by arm before it is shared
+  std::uint64_t when;    // the deadline (CLOCK_MONOTONIC ns); set before arming
+  TimerFire fire;        // set before arming
+  void *a, *b;           // fire's arguments; set before arming
+  std::uint32_t index;   // position in its heap while PENDING; under the heap's lock
+  std::int32_t heap_id;  // which engine's heap holds it; written by arm before it is shared
   // Written under the heap's lock; read without it (acquire) by cancel's fast answers and by
   // tests. release stores: a reader that sees FIRED/CANCELLED/DROPPED may reuse the record.
   std::atomic<TimerState> state;

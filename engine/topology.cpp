@@ -46,8 +46,8 @@ std::vector<int> plan_pinning(hwloc_topology_t t, hwloc_const_cpuset_t allowed, 
     }
   } else {
     // The allowed PUs of each core (or of each PU, on a topology without cores).
-    hwloc_obj_type_t unit = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                             : HWLOC_OBJ_PU;
+    hwloc_obj_type_t unit =
+        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
     std::vector<std::vector<int>> cores;
     int n = hwloc_get_nbobjs_by_type(t, unit);
     for (int i = 0; i < n; i++) {
@@ -140,7 +140,7 @@ bool bind_thread(hwloc_topology_t t, int pu, std::string *why) {
     hwloc_bitmap_singlify(set);
     if (hwloc_set_cpubind(t, set, HWLOC_CPUBIND_THREAD) != 0) {
       int err = errno;
-      *why = err == ENOSYS ? "binding is not supported here (ENOSYS)"
+      *why = err == ENOSYS  ? "binding is not supported here (ENOSYS)"
              : err == EXDEV ? "the binding cannot be enforced (EXDEV)"
                             : std::string("hwloc_set_cpubind: ") + std::strerror(err);
     } else if (hwloc_get_cpubind(t, now, HWLOC_CPUBIND_THREAD) != 0 ||

@@ -34,7 +34,7 @@ std::vector<int> plan_pinning(hwloc_topology_t t, hwloc_const_cpuset_t allowed, 
 
 // The order in which an engine tries the others as victims (and as engines to wake).
 struct Order {
-  std::vector<int> victims;  // engine ids, tier by tier
+  std::vector<int> victims;          // engine ids, tier by tier
   int tier_end[kTiers] = {0, 0, 0};  // tier k is victims[k ? tier_end[k-1] : 0, tier_end[k])
   int tier_begin(int k) const { return k ? tier_end[k - 1] : 0; }
 };

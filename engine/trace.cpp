@@ -76,10 +76,10 @@ std::uint32_t asleep(State to) {
 struct Buffer {
   Record ev[kBlockEvents];
   std::size_t n = 0;
-  std::uint64_t last = 0;         // the last timestamp written
-  std::uint64_t next_sample = 0;  // when the next spark-counter sample is due
-  std::uint32_t tasks = 0;        // thread ids handed out by this engine
-  std::uint32_t running = 0;      // the thread id running on this engine, or 0
+  std::uint64_t last = 0;                        // the last timestamp written
+  std::uint64_t next_sample = 0;                 // when the next spark-counter sample is due
+  std::uint32_t tasks = 0;                       // thread ids handed out by this engine
+  std::uint32_t running = 0;                     // the thread id running on this engine, or 0
   std::uint64_t base_created = 0, base_run = 0;  // the engine's counters when the trace began
 };
 
@@ -262,8 +262,8 @@ void Tracer::end_session() {
   for (int i = 0; i < n_; i++) {
     Buffer *b = slots_[static_cast<std::size_t>(i)].buf;
     if (b->running != 0) {  // the readers want every thread stopped (its context runs on)
-      b->ev[b->n++] = Record{end - 1, Kind::CTX_STOP, static_cast<std::uint16_t>(Why::TRACE_END),
-                             b->running, 0, 0};
+      b->ev[b->n++] = Record{
+          end - 1, Kind::CTX_STOP, static_cast<std::uint16_t>(Why::TRACE_END), b->running, 0, 0};
       if (b->n == kBlockEvents) flush(i, b);
     }
     b->ev[b->n++] = Record{end, Kind::ENGINE_STOP, 0, 0, 0, 0};  // push leaves room for one

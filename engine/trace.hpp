@@ -24,15 +24,15 @@ namespace mr::engine::trace {
 
 // Why a context stopped running on an engine; `status` is the GHC eventlog's stop status
 // (ThreadScope's "thread stop" reasons), `name` what the JSON file shows.
-#define MR_TRACE_STOP_MAP(XX)                          \
-  XX(FINISHED, 5, "finished")    /* ThreadFinished */ \
-  XX(JOIN, 4, "join")            /* ThreadBlocked */  \
-  XX(FUTURE, 4, "future")        /* ThreadBlocked */  \
-  XX(LOOP, 4, "loop control")    /* ThreadBlocked */  \
+#define MR_TRACE_STOP_MAP(XX)                                                         \
+  XX(FINISHED, 5, "finished")        /* ThreadFinished */                             \
+  XX(JOIN, 4, "join")                /* ThreadBlocked */                              \
+  XX(FUTURE, 4, "future")            /* ThreadBlocked */                              \
+  XX(LOOP, 4, "loop control")        /* ThreadBlocked */                              \
   XX(BLOCKING, 6, "blocking region") /* ForeignCall: it goes on on a backup thread */ \
-  XX(SLEEP, 4, "sleep")          /* ThreadBlocked: MR_sleep_until, a ticker */        \
-  XX(FD, 4, "fd wait")           /* ThreadBlocked: MR_wait_fd */                      \
-  XX(YIELD, 3, "yield")          /* ThreadYielding: MR_yield */                       \
+  XX(SLEEP, 4, "sleep")              /* ThreadBlocked: MR_sleep_until, a ticker */    \
+  XX(FD, 4, "fd wait")               /* ThreadBlocked: MR_wait_fd */                  \
+  XX(YIELD, 3, "yield")              /* ThreadYielding: MR_yield */                   \
   XX(TRACE_END, 3, "end of trace")   /* ThreadYielding: still running when the trace ends */
 
 enum class Why : std::uint8_t {
@@ -44,22 +44,22 @@ enum class Why : std::uint8_t {
 // What the buffers hold: one Record per event, written by the engine (or the non-engine
 // buffer's lock holder) that saw it. The writers turn them into either format.
 enum class Kind : std::uint16_t {
-  ENGINE_START,   // the engine enters the trace (x: its state then)
-  ENGINE_STOP,    // the trace ends for the engine
-  STATE,          // x: the new State; y: engines asleep (the census) after it
-  CTX_CREATE,     // y: thread id (a context starting a new task)
-  CTX_RUN,        // y: thread id
-  CTX_STOP,       // y: thread id, x: Why
-  CTX_MIGRATE,    // y: thread id, x: the engine it last ran on
+  ENGINE_START,  // the engine enters the trace (x: its state then)
+  ENGINE_STOP,   // the trace ends for the engine
+  STATE,         // x: the new State; y: engines asleep (the census) after it
+  CTX_CREATE,    // y: thread id (a context starting a new task)
+  CTX_RUN,       // y: thread id
+  CTX_STOP,      // y: thread id, x: Why
+  CTX_MIGRATE,   // y: thread id, x: the engine it last ran on
   SPARK_CREATE,
-  SPARK_RUN,      // a spark of the engine's own deque or of the injector
-  SPARK_STEAL,    // x: the victim
-  COUNTERS,       // z: sparks created, w: sparks run, y: sparks queued (this engine, this trace)
-  NOTIFY_SENT,    // x: Action, y: the target engine
-  NOTIFY_RECV,    // x: Action, y: engines asleep after it
-  FUT_WAIT,       // z: the future's address, x: 1 if the waiter suspended
-  FUT_SIGNAL,     // z: the future's address
-  MARKER,         // y: index of the text (MR_trace_marker)
+  SPARK_RUN,    // a spark of the engine's own deque or of the injector
+  SPARK_STEAL,  // x: the victim
+  COUNTERS,     // z: sparks created, w: sparks run, y: sparks queued (this engine, this trace)
+  NOTIFY_SENT,  // x: Action, y: the target engine
+  NOTIFY_RECV,  // x: Action, y: engines asleep after it
+  FUT_WAIT,     // z: the future's address, x: 1 if the waiter suspended
+  FUT_SIGNAL,   // z: the future's address
+  MARKER,       // y: index of the text (MR_trace_marker)
 };
 
 struct Record {
@@ -165,22 +165,22 @@ class Tracer {
   void end_session();
   void show_caller(Engine *e);
 
-  int n_ = 0;                       // engines; set at MR_init, before any engine thread
-  std::unique_ptr<Slot[]> slots_;   // n_ slots, from MR_init to the end of the runtime
+  int n_ = 0;                      // engines; set at MR_init, before any engine thread
+  std::unique_ptr<Slot[]> slots_;  // n_ slots, from MR_init to the end of the runtime
   // The number of the trace being recorded: a context's marks from an older trace are stale.
   // Written by start before its seq_cst store of g_on, read by engines after seeing g_on.
   std::uint32_t session_ = 0;
-  std::uint64_t t0_ = 0;            // the clock at the start of the trace (same publication)
+  std::uint64_t t0_ = 0;  // the clock at the start of the trace (same publication)
 
-  std::mutex control_;              // start, stop, the end of the runtime: one at a time
+  std::mutex control_;  // start, stop, the end of the runtime: one at a time
 
   // The open file. Written only under file_lock_ (and set up by start before g_on).
   std::mutex file_lock_;
   int fd_ = -1;
   std::unique_ptr<Writer> writer_;
-  std::string out_;                 // the encoding of one block, reused
+  std::string out_;  // the encoding of one block, reused
   std::string path_;
-  bool failed_ = false;             // a write failed: warned once, nothing more is written
+  bool failed_ = false;  // a write failed: warned once, nothing more is written
 
   // The buffer of threads that are not engines, under g_foreign_lock (trace.cpp).
   Buffer *foreign_ = nullptr;

@@ -16,27 +16,27 @@ namespace {
 
 // The event types of the GHC eventlog format that mrengine writes, and two of its own.
 #define MR_EVENTLOG_TYPE_MAP(XX)                                                       \
-  XX(CREATE_THREAD, 0, 4, "Create thread")                                            \
-  XX(RUN_THREAD, 1, 4, "Run thread")                                                  \
-  XX(STOP_THREAD, 2, 10, "Stop thread")                                               \
-  XX(MIGRATE_THREAD, 4, 6, "Migrate thread")                                          \
-  XX(BLOCK_MARKER, 18, 14, "Block marker")                                            \
-  XX(SPARK_COUNTERS, 34, 56, "Spark counters")                                        \
-  XX(SPARK_CREATE, 35, 0, "Spark create")                                             \
-  XX(SPARK_RUN, 38, 0, "Spark run")                                                   \
-  XX(SPARK_STEAL, 39, 2, "Spark steal")                                               \
-  XX(CAP_CREATE, 45, 2, "Create capability")                                          \
-  XX(CAP_DELETE, 46, 2, "Delete capability")                                          \
-  XX(USER_MARKER, 58, -1, "User marker")                                              \
+  XX(CREATE_THREAD, 0, 4, "Create thread")                                             \
+  XX(RUN_THREAD, 1, 4, "Run thread")                                                   \
+  XX(STOP_THREAD, 2, 10, "Stop thread")                                                \
+  XX(MIGRATE_THREAD, 4, 6, "Migrate thread")                                           \
+  XX(BLOCK_MARKER, 18, 14, "Block marker")                                             \
+  XX(SPARK_COUNTERS, 34, 56, "Spark counters")                                         \
+  XX(SPARK_CREATE, 35, 0, "Spark create")                                              \
+  XX(SPARK_RUN, 38, 0, "Spark run")                                                    \
+  XX(SPARK_STEAL, 39, 2, "Spark steal")                                                \
+  XX(CAP_CREATE, 45, 2, "Create capability")                                           \
+  XX(CAP_DELETE, 46, 2, "Delete capability")                                           \
+  XX(USER_MARKER, 58, -1, "User marker")                                               \
   /* Declared with USER_MARKER so that readers decode stop statuses as GHC >= 7.8.3 */ \
-  XX(HACK_BUG_T9003, 59, 0, "Empty event for bug #9003")                              \
-  XX(MER_FUT_WAIT_NOSUSPEND, 105, 8, "Wait on a future without suspending")           \
-  XX(MER_FUT_WAIT_SUSPENDED, 106, 8, "Wait on a future by suspending this thread")    \
-  XX(MER_FUT_SIGNAL, 107, 8, "Signal a future")                                       \
-  XX(MER_LOOKING_FOR_GLOBAL_CONTEXT, 108, 0, "Engine looking for global work")        \
-  XX(MER_WORK_STEALING, 109, 0, "Engine trying to steal work")                        \
-  XX(MER_ENGINE_SLEEPING, 111, 0, "Engine sleeping")                                  \
-  XX(MR_NOTIFY_SENT, 200, 4, "mrengine: notification sent (kind, target engine)")     \
+  XX(HACK_BUG_T9003, 59, 0, "Empty event for bug #9003")                               \
+  XX(MER_FUT_WAIT_NOSUSPEND, 105, 8, "Wait on a future without suspending")            \
+  XX(MER_FUT_WAIT_SUSPENDED, 106, 8, "Wait on a future by suspending this thread")     \
+  XX(MER_FUT_SIGNAL, 107, 8, "Signal a future")                                        \
+  XX(MER_LOOKING_FOR_GLOBAL_CONTEXT, 108, 0, "Engine looking for global work")         \
+  XX(MER_WORK_STEALING, 109, 0, "Engine trying to steal work")                         \
+  XX(MER_ENGINE_SLEEPING, 111, 0, "Engine sleeping")                                   \
+  XX(MR_NOTIFY_SENT, 200, 4, "mrengine: notification sent (kind, target engine)")      \
   XX(MR_NOTIFY_RECEIVED, 201, 2, "mrengine: notification received (kind)")
 
 enum Type : std::uint16_t {
@@ -82,10 +82,17 @@ class Out {
 // NOTIFIED as MR_NOTIFY_RECEIVED).
 void state_event(Out &o, State s, std::uint64_t ts) {
   switch (s) {
-    case State::IDLE: o.head(MER_LOOKING_FOR_GLOBAL_CONTEXT, ts); break;
-    case State::STEALING: o.head(MER_WORK_STEALING, ts); break;
-    case State::SLEEPING: o.head(MER_ENGINE_SLEEPING, ts); break;
-    default: break;
+    case State::IDLE:
+      o.head(MER_LOOKING_FOR_GLOBAL_CONTEXT, ts);
+      break;
+    case State::STEALING:
+      o.head(MER_WORK_STEALING, ts);
+      break;
+    case State::SLEEPING:
+      o.head(MER_ENGINE_SLEEPING, ts);
+      break;
+    default:
+      break;
   }
 }
 
@@ -107,7 +114,7 @@ class EventlogWriter final : public Writer {
   o.u16(static_cast<std::uint16_t>(size_));         \
   o.u32(sizeof text - 1);                           \
   o.bytes(text, sizeof text - 1);                   \
-  o.u32(0); /* no extra info */                     \
+  o.u32(0);          /* no extra info */            \
   o.u32(0x65746500); /* "ete\0" */
     MR_EVENTLOG_TYPE_MAP(MR_EVENTLOG_DECLARE_)
 #undef MR_EVENTLOG_DECLARE_
@@ -177,8 +184,12 @@ class EventlogWriter final : public Writer {
         o.u32(e.y);
         o.u16(cap);
         break;
-      case Kind::SPARK_CREATE: o.head(SPARK_CREATE, e.ts); break;
-      case Kind::SPARK_RUN: o.head(SPARK_RUN, e.ts); break;
+      case Kind::SPARK_CREATE:
+        o.head(SPARK_CREATE, e.ts);
+        break;
+      case Kind::SPARK_RUN:
+        o.head(SPARK_RUN, e.ts);
+        break;
       case Kind::SPARK_STEAL:
         o.head(SPARK_STEAL, e.ts);
         o.u16(e.x);

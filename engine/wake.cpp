@@ -8,8 +8,8 @@
 
 #include <cstring>
 
-#include "fatal.hpp"
 #include "events.hpp"
+#include "fatal.hpp"
 
 namespace mr::engine {
 
@@ -34,8 +34,7 @@ void ensure_started(Shared *t) {
   if (!g_rt->p.lazy_engines || t->start_claimed.load(std::memory_order_relaxed)) return;
   if (t->start_claimed.exchange(true, std::memory_order_acq_rel)) return;
   int rc = pthread_create(&t->thread, nullptr, g_rt->engine_thread, t);
-  if (rc != 0)
-    fatal("cannot start engine %d (--lazy-engines): %s", t->id, std::strerror(rc));
+  if (rc != 0) fatal("cannot start engine %d (--lazy-engines): %s", t->id, std::strerror(rc));
   t->thread_started.store(true, std::memory_order_release);
 }
 

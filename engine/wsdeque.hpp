@@ -140,11 +140,13 @@ class WsDeque {
     }
   };
 
-  static_assert(sizeof(Slot) == sizeof(MR_SparkSlot) && offsetof(Slot, fn) == offsetof(MR_SparkSlot, fn) &&
+  static_assert(sizeof(Slot) == sizeof(MR_SparkSlot) &&
+                    offsetof(Slot, fn) == offsetof(MR_SparkSlot, fn) &&
                     offsetof(Slot, env) == offsetof(MR_SparkSlot, env) &&
                     offsetof(Slot, join) == offsetof(MR_SparkSlot, st),
                 "Slot is not laid out as mrengine.h's MR_SparkSlot");
-  static_assert(sizeof(std::atomic<Array *>) == sizeof(void *) && sizeof(std::size_t) == sizeof(AO_t) &&
+  static_assert(sizeof(std::atomic<Array *>) == sizeof(void *) &&
+                    sizeof(std::size_t) == sizeof(AO_t) &&
                     offsetof(Array, mask) == offsetof(MR_SparkArray, mask) &&
                     offsetof(Array, slots) == offsetof(MR_SparkArray, slots),
                 "Array is not laid out as mrengine.h's MR_SparkArray");

@@ -26,8 +26,7 @@ static atomic_long batch_steps;
 
 static void busy(uint64_t ns) {
   uint64_t end = MR_now() + ns;
-  while (MR_now() < end) {
-  }
+  while (MR_now() < end) {}
 }
 
 static void batch_job(void *arg) {
@@ -150,8 +149,7 @@ int main(int argc, char **argv) {
   }
   qsort(lat, (size_t)n, sizeof *lat, by_value);
   int finished = atomic_load(&batch_finished);
-  printf("levels: %ld requests, %d engines, %d batch jobs of 1 ms steps\n", n, engines,
-         BATCH_JOBS);
+  printf("levels: %ld requests, %d engines, %d batch jobs of 1 ms steps\n", n, engines, BATCH_JOBS);
   printf("  request start latency: median %.1f us, p99 %.1f us, max %.1f us\n",
          (double)lat[n / 2] / 1e3, (double)lat[(size_t)((double)n * 0.99)] / 1e3,
          (double)lat[n - 1] / 1e3);

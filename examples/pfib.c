@@ -1,8 +1,8 @@
 /* pfib.c: fib(n) with one spark per call, through the C ABI of mrengine.
  *
  * usage: pfib [n]     (engines: MRENGINE_OPTIONS="-P 2", default all PUs)
- * Prints the result, the time, the engines and each engine's counters (MR_stats_print), then measures the CPU
- * time the idle runtime uses over one second. */
+ * Prints the result, the time, the engines and each engine's counters (MR_stats_print), then
+ * measures the CPU time the idle runtime uses over one second. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>

@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
   }
   unsigned long long sum = 0;
   for (long i = 0; i < n; i++) sum += MR_future_wait(&squares[i]);
-  unsigned long long want = (unsigned long long)n * (unsigned long long)(n + 1) *
-                            (unsigned long long)(2 * n + 1) / 6;
+  unsigned long long want =
+      (unsigned long long)n * (unsigned long long)(n + 1) * (unsigned long long)(2 * n + 1) / 6;
   printf("sum of squares 1..%ld = %llu on %d engine(s): %s\n", n, sum, MR_num_engines(),
          sum == want ? "right" : "WRONG");
   MR_shutdown();

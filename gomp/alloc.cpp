@@ -63,8 +63,8 @@ void *allocate(size_t align, size_t size, uintptr_t handle) {
       size_t total = sizeof(Header) + alignment + size;
       char *base = static_cast<char *>(malloc(total));
       if (base) {
-        auto p = (reinterpret_cast<uintptr_t>(base) + sizeof(Header) + alignment - 1) &
-                 ~(alignment - 1);
+        auto p =
+            (reinterpret_cast<uintptr_t>(base) + sizeof(Header) + alignment - 1) & ~(alignment - 1);
         auto *h = reinterpret_cast<Header *>(p) - 1;
         h->base = base;
         h->size = size;
@@ -76,10 +76,16 @@ void *allocate(size_t align, size_t size, uintptr_t handle) {
     }
     if (!a) return nullptr;
     switch (a->fallback) {
-      case kAtvDefaultMemFb: handle = 1; break;
-      case kAtvNullFb: return nullptr;
-      case kAtvAllocatorFb: handle = a->fb_data; break;
-      default: die("omp_alloc: out of memory (abort_fb) for %zu bytes", size);
+      case kAtvDefaultMemFb:
+        handle = 1;
+        break;
+      case kAtvNullFb:
+        return nullptr;
+      case kAtvAllocatorFb:
+        handle = a->fb_data;
+        break;
+      default:
+        die("omp_alloc: out of memory (abort_fb) for %zu bytes", size);
     }
   }
 }
@@ -119,7 +125,10 @@ MRG_EXPORT uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits, const u
       case kAtkFbData:
         a->fb_data = value;
         break;
-      case kAtkSyncHint: case kAtkAccess: case kAtkPinned: case kAtkPartition:
+      case kAtkSyncHint:
+      case kAtkAccess:
+      case kAtkPinned:
+      case kAtkPartition:
         break;  // ordinary memory satisfies every placement and access trait
       default:
         goto bad;

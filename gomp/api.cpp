@@ -57,9 +57,12 @@ MRG_EXPORT void omp_set_schedule(int kind, int chunk) {
 MRG_EXPORT void omp_get_schedule(int *kind, int *chunk) {
   const Icv &icv = current()->icv;
   *kind = icv.sched;
-  if (icv.sched == SCHED_AUTO) *chunk = 0;
-  else if (icv.chunk > 0) *chunk = icv.chunk;
-  else *chunk = icv.sched == SCHED_STATIC ? 0 : 1;
+  if (icv.sched == SCHED_AUTO)
+    *chunk = 0;
+  else if (icv.chunk > 0)
+    *chunk = icv.chunk;
+  else
+    *chunk = icv.sched == SCHED_STATIC ? 0 : 1;
 }
 MRG_EXPORT int omp_in_final(void) { return current()->final_; }
 MRG_EXPORT int omp_get_max_task_priority(void) {

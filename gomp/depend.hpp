@@ -23,7 +23,7 @@ struct DepNode;
 // A task's registration with one of its predecessors: a link of the predecessor's list of
 // successors, stored in the successor's node.
 struct DepEdge {
-  DepEdge *next;   // the successor registered before it
+  DepEdge *next;  // the successor registered before it
   DepNode *succ;
 };
 

@@ -86,7 +86,7 @@ void doacross_wait(const T *iter) {
 
 using namespace mrg;
 
-#define MRG_DOACROSS_START(name, kind)                                                        \
+#define MRG_DOACROSS_START(name, kind)                                                         \
   MRG_EXPORT bool name(unsigned ncounts, long *counts, long chunk, long *istart, long *iend) { \
     return doacross_start<long>(#name, kind, ncounts, counts, chunk, istart, iend);            \
   }
@@ -95,24 +95,23 @@ MRG_DOACROSS_START(GOMP_loop_doacross_dynamic_start, SCHED_DYNAMIC)
 MRG_DOACROSS_START(GOMP_loop_doacross_guided_start, SCHED_GUIDED)
 MRG_EXPORT bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long *counts, long *istart,
                                                  long *iend) {
-  return doacross_start<long>("GOMP_loop_doacross_runtime_start", SCHED_RUNTIME, ncounts, counts,
-                              0, istart, iend);
+  return doacross_start<long>("GOMP_loop_doacross_runtime_start", SCHED_RUNTIME, ncounts, counts, 0,
+                              istart, iend);
 }
 MRG_EXPORT bool GOMP_loop_doacross_start(unsigned ncounts, long *counts, long sched, long chunk,
                                          long *istart, long *iend, uintptr_t *reductions,
                                          void **mem) {
   if (reductions) unsupported("GOMP_loop_doacross_start", "task reductions");
   if (mem) unsupported("GOMP_loop_doacross_start", "work-share memory");
-  return doacross_start<long>("GOMP_loop_doacross_start", static_cast<int>(sched), ncounts,
-                              counts, chunk, istart, iend);
+  return doacross_start<long>("GOMP_loop_doacross_start", static_cast<int>(sched), ncounts, counts,
+                              chunk, istart, iend);
 }
 
-#define MRG_ULL_DOACROSS_START(name, kind)                                                 \
-  MRG_EXPORT bool name(unsigned ncounts, unsigned long long *counts,                       \
-                       unsigned long long chunk, unsigned long long *istart,               \
-                       unsigned long long *iend) {                                         \
-    return doacross_start<unsigned long long>(#name, kind, ncounts, counts,                \
-                                              static_cast<long>(chunk), istart, iend);     \
+#define MRG_ULL_DOACROSS_START(name, kind)                                                     \
+  MRG_EXPORT bool name(unsigned ncounts, unsigned long long *counts, unsigned long long chunk, \
+                       unsigned long long *istart, unsigned long long *iend) {                 \
+    return doacross_start<unsigned long long>(#name, kind, ncounts, counts,                    \
+                                              static_cast<long>(chunk), istart, iend);         \
   }
 MRG_ULL_DOACROSS_START(GOMP_loop_ull_doacross_static_start, SCHED_STATIC)
 MRG_ULL_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, SCHED_DYNAMIC)
@@ -129,9 +128,9 @@ MRG_EXPORT bool GOMP_loop_ull_doacross_start(unsigned ncounts, unsigned long lon
                                              uintptr_t *reductions, void **mem) {
   if (reductions) unsupported("GOMP_loop_ull_doacross_start", "task reductions");
   if (mem) unsupported("GOMP_loop_ull_doacross_start", "work-share memory");
-  return doacross_start<unsigned long long>("GOMP_loop_ull_doacross_start",
-                                            static_cast<int>(sched), ncounts, counts,
-                                            static_cast<long>(chunk), istart, iend);
+  return doacross_start<unsigned long long>("GOMP_loop_ull_doacross_start", static_cast<int>(sched),
+                                            ncounts, counts, static_cast<long>(chunk), istart,
+                                            iend);
 }
 
 MRG_EXPORT void GOMP_doacross_post(long *counts) { doacross_post(counts); }

@@ -31,9 +31,12 @@ bool env_bool(const char *name, bool *out) {
   const char *s = getenv(name);
   if (!s) return false;
   while (*s == ' ') s++;
-  if (strncasecmp(s, "true", 4) == 0) *out = true;
-  else if (strncasecmp(s, "false", 5) == 0) *out = false;
-  else return false;
+  if (strncasecmp(s, "true", 4) == 0)
+    *out = true;
+  else if (strncasecmp(s, "false", 5) == 0)
+    *out = false;
+  else
+    return false;
   return true;
 }
 
@@ -62,11 +65,16 @@ void parse_schedule(Icv *icv) {
   if (const char *colon = strchr(s, ':')) s = colon + 1;
   int kind;
   size_t len;
-  if (strncasecmp(s, "static", 6) == 0) kind = SCHED_STATIC, len = 6;
-  else if (strncasecmp(s, "dynamic", 7) == 0) kind = SCHED_DYNAMIC, len = 7;
-  else if (strncasecmp(s, "guided", 6) == 0) kind = SCHED_GUIDED, len = 6;
-  else if (strncasecmp(s, "auto", 4) == 0) kind = SCHED_AUTO, len = 4;
-  else return;
+  if (strncasecmp(s, "static", 6) == 0)
+    kind = SCHED_STATIC, len = 6;
+  else if (strncasecmp(s, "dynamic", 7) == 0)
+    kind = SCHED_DYNAMIC, len = 7;
+  else if (strncasecmp(s, "guided", 6) == 0)
+    kind = SCHED_GUIDED, len = 6;
+  else if (strncasecmp(s, "auto", 4) == 0)
+    kind = SCHED_AUTO, len = 4;
+  else
+    return;
   s += len;
   int chunk = 0;
   if (*s == ',') chunk = atoi(s + 1);
@@ -117,17 +125,17 @@ void read_environment() {
   int &levels = G.initial.max_active_levels;
   if (G.nthreads_list.size() > 1) levels = static_cast<int>(G.nthreads_list.size());
   if (env_bool("OMP_NESTED", &b)) levels = b ? 255 : 1;
-  if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0)
-    levels = static_cast<int>(std::min(v, 255L));
+  if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0) levels = static_cast<int>(std::min(v, 255L));
   if (env_long("OMP_THREAD_LIMIT", &v) && v > 0)
     G.thread_limit = static_cast<int>(std::min(v, 1L << 20));
-  if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0)
-    G.max_task_priority = static_cast<int>(v);
+  if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0) G.max_task_priority = static_cast<int>(v);
   parse_allocator(&G.initial);
   if (env_bool("OMP_CANCELLATION", &b)) G.cancel_var = b;
   if (const char *s = getenv("OMP_WAIT_POLICY")) {
-    if (strcasecmp(s, "active") == 0) G.wait_policy = 1;
-    else if (strcasecmp(s, "passive") == 0) G.wait_policy = 0;
+    if (strcasecmp(s, "active") == 0)
+      G.wait_policy = 1;
+    else if (strcasecmp(s, "passive") == 0)
+      G.wait_policy = 0;
   }
 }
 
@@ -145,10 +153,20 @@ size_t env_stacksize() {
   unsigned long long v = strtoull(s, &end, 10);
   while (*end == ' ') end++;
   switch (*end) {
-    case 'b': case 'B': break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: v <<= 10; break;
+    case 'b':
+    case 'B':
+      break;
+    case 'm':
+    case 'M':
+      v <<= 20;
+      break;
+    case 'g':
+    case 'G':
+      v <<= 30;
+      break;
+    default:
+      v <<= 10;
+      break;
   }
   return static_cast<size_t>(v);
 }

@@ -11,16 +11,21 @@
 namespace mrg {
 
 // Schedule kinds, as omp_sched_t numbers them (0 is "the run-sched-var ICV").
-enum Sched : int { SCHED_RUNTIME = 0, SCHED_STATIC = 1, SCHED_DYNAMIC = 2, SCHED_GUIDED = 3,
-                   SCHED_AUTO = 4 };
+enum Sched : int {
+  SCHED_RUNTIME = 0,
+  SCHED_STATIC = 1,
+  SCHED_DYNAMIC = 2,
+  SCHED_GUIDED = 3,
+  SCHED_AUTO = 4
+};
 
 // The ICVs a task carries (each task has its own copy of its parent's at creation).
 struct Icv {
-  int nthreads = 1;   // nthreads-var
-  bool dyn = false;   // dyn-var
-  int sched = SCHED_STATIC;  // run-sched-var kind
-  int chunk = 0;             // run-sched-var chunk (0: the kind's default)
-  int max_active_levels = 1; // max-active-levels-var
+  int nthreads = 1;                  // nthreads-var
+  bool dyn = false;                  // dyn-var
+  int sched = SCHED_STATIC;          // run-sched-var kind
+  int chunk = 0;                     // run-sched-var chunk (0: the kind's default)
+  int max_active_levels = 1;         // max-active-levels-var
   std::uintptr_t def_allocator = 1;  // def-allocator-var (omp_default_mem_alloc)
 };
 

@@ -31,8 +31,7 @@ MRG_EXPORT void omp_unset_lock(int *lock) { unlock_word(lock); }
 MRG_EXPORT int omp_test_lock(int *lock) {
   int expected = 0;
   // acquire: as lock_word.
-  return std::atomic_ref<int>(*lock).compare_exchange_strong(expected, 1,
-                                                             std::memory_order_acquire,
+  return std::atomic_ref<int>(*lock).compare_exchange_strong(expected, 1, std::memory_order_acquire,
                                                              std::memory_order_relaxed);
 }
 
@@ -48,13 +47,11 @@ MRG_EXPORT int omp_test_nest_lock(void *p) {
   Task *self = current();
   // The owner field is only written by the holder, so a task sees itself there only if it holds
   // the lock. relaxed: a task reads its own write, or another's stale value that is not itself.
-  if (std::atomic_ref<Task *>(l->owner).load(std::memory_order_relaxed) == self)
-    return ++l->depth;
+  if (std::atomic_ref<Task *>(l->owner).load(std::memory_order_relaxed) == self) return ++l->depth;
   int expected = 0;
   // acquire: as lock_word.
-  if (!std::atomic_ref<int>(l->state).compare_exchange_strong(expected, 1,
-                                                              std::memory_order_acquire,
-                                                              std::memory_order_relaxed))
+  if (!std::atomic_ref<int>(l->state).compare_exchange_strong(
+          expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
     return 0;
   std::atomic_ref<Task *>(l->owner).store(self, std::memory_order_relaxed);  // read as above
   l->depth = 1;

@@ -221,9 +221,7 @@ bool start_loop(int kind, std::int64_t c, bool ordered, void **mem, uintptr_t *r
 
 bool start_long(int kind, long start, long end, long incr, long chunk, long *istart, long *iend,
                 bool ordered = false, void **mem = nullptr, uintptr_t *reductions = nullptr) {
-  auto init = [&](WorkShare *w, int k, std::int64_t c) {
-    ws_init_loop(w, k, start, end, incr, c);
-  };
+  auto init = [&](WorkShare *w, int k, std::int64_t c) { ws_init_loop(w, k, start, end, incr, c); };
   return start_loop(kind, chunk, ordered, mem, reductions, init,
                     [&] { return !istart || next_long(istart, iend); });
 }
@@ -262,7 +260,7 @@ using namespace mrg;
 
 #define MRG_LOOP_START(name, kind)                                                              \
   MRG_EXPORT bool name(long start, long end, long incr, long chunk, long *istart, long *iend) { \
-    return start_long(kind, start, end, incr, chunk, istart, iend);                              \
+    return start_long(kind, start, end, incr, chunk, istart, iend);                             \
   }
 MRG_LOOP_START(GOMP_loop_static_start, SCHED_STATIC)
 MRG_LOOP_START(GOMP_loop_dynamic_start, SCHED_DYNAMIC)
@@ -297,11 +295,11 @@ MRG_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, lon
 
 // ---- the unsigned long long loops -----------------------------------------------------------
 
-#define MRG_ULL_START(name, kind)                                                        \
-  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end,        \
-                       unsigned long long incr, unsigned long long chunk,                \
-                       unsigned long long *istart, unsigned long long *iend) {           \
-    return start_ull(kind, up, start, end, incr, chunk, istart, iend);                   \
+#define MRG_ULL_START(name, kind)                                                 \
+  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end, \
+                       unsigned long long incr, unsigned long long chunk,         \
+                       unsigned long long *istart, unsigned long long *iend) {    \
+    return start_ull(kind, up, start, end, incr, chunk, istart, iend);            \
   }
 MRG_ULL_START(GOMP_loop_ull_static_start, SCHED_STATIC)
 MRG_ULL_START(GOMP_loop_ull_dynamic_start, SCHED_DYNAMIC)
@@ -309,19 +307,19 @@ MRG_ULL_START(GOMP_loop_ull_guided_start, SCHED_GUIDED)
 MRG_ULL_START(GOMP_loop_ull_nonmonotonic_dynamic_start, SCHED_DYNAMIC | kNonmonotonic)
 MRG_ULL_START(GOMP_loop_ull_nonmonotonic_guided_start, SCHED_GUIDED)
 
-#define MRG_ULL_RUNTIME_START(name)                                                       \
-  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end,         \
-                       unsigned long long incr, unsigned long long *istart,               \
-                       unsigned long long *iend) {                                        \
-    return start_ull(SCHED_RUNTIME, up, start, end, incr, 0, istart, iend);               \
+#define MRG_ULL_RUNTIME_START(name)                                               \
+  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end, \
+                       unsigned long long incr, unsigned long long *istart,       \
+                       unsigned long long *iend) {                                \
+    return start_ull(SCHED_RUNTIME, up, start, end, incr, 0, istart, iend);       \
   }
 MRG_ULL_RUNTIME_START(GOMP_loop_ull_runtime_start)
 MRG_ULL_RUNTIME_START(GOMP_loop_ull_nonmonotonic_runtime_start)
 MRG_ULL_RUNTIME_START(GOMP_loop_ull_maybe_nonmonotonic_runtime_start)
 
-#define MRG_ULL_NEXT(name)                                                               \
-  MRG_EXPORT bool name(unsigned long long *istart, unsigned long long *iend) {           \
-    return next_ull(istart, iend);                                                       \
+#define MRG_ULL_NEXT(name)                                                     \
+  MRG_EXPORT bool name(unsigned long long *istart, unsigned long long *iend) { \
+    return next_ull(istart, iend);                                             \
   }
 MRG_ULL_NEXT(GOMP_loop_ull_static_next)
 MRG_ULL_NEXT(GOMP_loop_ull_dynamic_next)
@@ -344,7 +342,7 @@ MRG_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned 
 
 #define MRG_ORDERED_START(name, kind)                                                           \
   MRG_EXPORT bool name(long start, long end, long incr, long chunk, long *istart, long *iend) { \
-    return start_long(kind, start, end, incr, chunk, istart, iend, true);                        \
+    return start_long(kind, start, end, incr, chunk, istart, iend, true);                       \
   }
 MRG_ORDERED_START(GOMP_loop_ordered_static_start, SCHED_STATIC)
 MRG_ORDERED_START(GOMP_loop_ordered_dynamic_start, SCHED_DYNAMIC)
@@ -364,11 +362,11 @@ MRG_LOOP_NEXT(GOMP_loop_ordered_dynamic_next)
 MRG_LOOP_NEXT(GOMP_loop_ordered_guided_next)
 MRG_LOOP_NEXT(GOMP_loop_ordered_runtime_next)
 
-#define MRG_ULL_ORDERED_START(name, kind)                                                \
-  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end,        \
-                       unsigned long long incr, unsigned long long chunk,                \
-                       unsigned long long *istart, unsigned long long *iend) {           \
-    return start_ull(kind, up, start, end, incr, chunk, istart, iend, true);             \
+#define MRG_ULL_ORDERED_START(name, kind)                                         \
+  MRG_EXPORT bool name(bool up, unsigned long long start, unsigned long long end, \
+                       unsigned long long incr, unsigned long long chunk,         \
+                       unsigned long long *istart, unsigned long long *iend) {    \
+    return start_ull(kind, up, start, end, incr, chunk, istart, iend, true);      \
   }
 MRG_ULL_ORDERED_START(GOMP_loop_ull_ordered_static_start, SCHED_STATIC)
 MRG_ULL_ORDERED_START(GOMP_loop_ull_ordered_dynamic_start, SCHED_DYNAMIC)
@@ -427,11 +425,11 @@ void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, 
 
 }  // namespace
 
-#define MRG_PARALLEL_LOOP(name, kind)                                                       \
-  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start,       \
-                       long end, long incr, long chunk, unsigned flags) {                   \
-    (void)flags;                                                                            \
-    parallel_loop(fn, data, nthreads, kind, start, end, incr, chunk);                       \
+#define MRG_PARALLEL_LOOP(name, kind)                                                           \
+  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start, long end, \
+                       long incr, long chunk, unsigned flags) {                                 \
+    (void)flags;                                                                                \
+    parallel_loop(fn, data, nthreads, kind, start, end, incr, chunk);                           \
   }
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_static, SCHED_STATIC)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_dynamic, SCHED_DYNAMIC)
@@ -439,22 +437,22 @@ MRG_PARALLEL_LOOP(GOMP_parallel_loop_guided, SCHED_GUIDED)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, SCHED_DYNAMIC | kNonmonotonic)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, SCHED_GUIDED)
 
-#define MRG_PARALLEL_LOOP_RUNTIME(name)                                                     \
-  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start,       \
-                       long end, long incr, unsigned flags) {                               \
-    (void)flags;                                                                            \
-    parallel_loop(fn, data, nthreads, SCHED_RUNTIME, start, end, incr, 0);                  \
+#define MRG_PARALLEL_LOOP_RUNTIME(name)                                                         \
+  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start, long end, \
+                       long incr, unsigned flags) {                                             \
+    (void)flags;                                                                                \
+    parallel_loop(fn, data, nthreads, SCHED_RUNTIME, start, end, incr, 0);                      \
   }
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 // The GOMP_1.0 forms: the caller runs fn(data) itself, then calls GOMP_parallel_end.
-#define MRG_PARALLEL_LOOP_START(name, kind)                                                 \
-  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start,       \
-                       long end, long incr, long chunk) {                                   \
-    Preset spec(kind, start, end, incr, chunk);                                             \
-    parallel_begin(fn, data, nthreads, &spec);                                              \
+#define MRG_PARALLEL_LOOP_START(name, kind)                                                     \
+  MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start, long end, \
+                       long incr, long chunk) {                                                 \
+    Preset spec(kind, start, end, incr, chunk);                                                 \
+    parallel_begin(fn, data, nthreads, &spec);                                                  \
   }
 MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, SCHED_STATIC)
 MRG_PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, SCHED_DYNAMIC)

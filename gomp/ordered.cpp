@@ -1,10 +1,10 @@
 // ordered.cpp: the ordered construct in an ordered loop. A member's ordered region waits until
 // every earlier chunk has been handed over, and a member hands its chunk over when it takes the
 // next one or ends the loop; iterations within a chunk are in order on the member itself.
+#include "ordered.hpp"
 #include "backoff.hpp"
 #include "current.hpp"
 #include "export.hpp"
-#include "ordered.hpp"
 #include "records.hpp"
 
 namespace mrg {

@@ -41,7 +41,7 @@ int team_size(Task *enc, unsigned nthreads, int *reserved) {
   // from what the other active teams leave.
   // Inside a teams construct its thread_limit bounds the team's contention group as well.
   int limit = outer->teams_thread_limit > 0 ? std::min(G.thread_limit, outer->teams_thread_limit)
-                                             : G.thread_limit;
+                                            : G.thread_limit;
   int extra = n - 1;
   if (extra > 0 && limit < (1 << 20)) {
     // relaxed: a count of its own, with no data published through it.
@@ -149,8 +149,10 @@ void parallel_end(Team *t) {
   // this creator still holds the slots; while kept, its creator's reference stays, so that the
   // others' releases never free it. Not a cancelled one: its barrier was released out of turn.
   // relaxed: every member has left the region (end_implicit ordered their writes).
-  if (!t->start_together && !t->cancelled.load(std::memory_order_relaxed)) keep_team(t);
-  else release_team(t);
+  if (!t->start_together && !t->cancelled.load(std::memory_order_relaxed))
+    keep_team(t);
+  else
+    release_team(t);
   // release: the next holder of the slots sees this one's slot jobs queued first, and
   // kept_team as left here.
   slots_busy.store(false, std::memory_order_release);

@@ -28,14 +28,14 @@ struct WsRed;     // reduction.hpp
 // A task: the implicit task of a team member, the initial task of a thread, or an explicit task.
 struct Task {
   Team *team = nullptr;
-  int thread_num = 0;      // omp_get_thread_num while it runs
-  bool final_ = false;     // in a final task: every task it creates is included
+  int thread_num = 0;   // omp_get_thread_num while it runs
+  bool final_ = false;  // in a final task: every task it creates is included
   bool implicit = false;
   Icv icv;
   // Explicit children forked as sparks and not joined yet: a list from the newest (linked
   // through each child's `older`), so that forking and joining one allocates nothing.
   Task *newest_child = nullptr;
-  Task *older = nullptr;            // as a child: the sibling forked before it
+  Task *older = nullptr;  // as a child: the sibling forked before it
   std::size_t nchildren = 0;
   std::vector<std::size_t> groups;  // taskgroup marks: nchildren at each taskgroup_start
   // Cancellation of taskgroups: one flag per taskgroup this task opened (innermost last), and
@@ -51,24 +51,24 @@ struct Task {
   std::vector<std::pair<std::shared_ptr<WsRed>, WorkShare *>> ws_reds;
   bool thread_num_exact = true;  // thread_num is the member whose thread runs the task
   bool needs_exact_tid = false;  // taskloop reduction: indexes the copies by thread number
-  std::unique_ptr<DepMap> deps;     // dependences among its children (made on first use)
+  std::unique_ptr<DepMap> deps;  // dependences among its children (made on first use)
   // Implicit tasks only: this member's work-share progress.
-  unsigned ws_seq = 0;              // work-shares this member has begun
-  unsigned single_seq = 0;          // single constructs this member has met
-  WorkShare *ws = nullptr;          // the work-share it is in
-  std::uint64_t static_trip = 0;    // static schedule: the next chunk round
+  unsigned ws_seq = 0;            // work-shares this member has begun
+  unsigned single_seq = 0;        // single constructs this member has met
+  WorkShare *ws = nullptr;        // the work-share it is in
+  std::uint64_t static_trip = 0;  // static schedule: the next chunk round
   // Ordered loops: the chunk [ord_lo, ord_hi) this member holds, if ord_held.
   std::uint64_t ord_lo = 0, ord_hi = 0;
   bool ord_held = false;
   // Explicit tasks only.
   void (*fn)(void *) = nullptr;
   void *data = nullptr;
-  MR_SyncTerm st;                   // the spark's join, initialised by the parent
+  MR_SyncTerm st;  // the spark's join, initialised by the parent
   // Forked by its last predecessor to complete rather than by its parent, maybe after the
   // parent's join began: the parent waits for node->done before it joins st.
   bool held = false;
-  DepRef node;                      // this task's completion, if it has dependences
-  DepRef event;                     // detach: the event that completes it (omp_fulfill_event)
+  DepRef node;   // this task's completion, if it has dependences
+  DepRef event;  // detach: the event that completes it (omp_fulfill_event)
   std::size_t block_size = 0, block_align = 0;  // the allocation holding a deferred task
 };
 
@@ -82,20 +82,20 @@ struct Task {
 // loop allocated its work-share; teams now keep theirs for reuse).
 struct WorkShare {
   unsigned seq = 0;
-  int kind = SCHED_STATIC;          // resolved: static, dynamic or guided
+  int kind = SCHED_STATIC;  // resolved: static, dynamic or guided
   bool ull = false;
-  bool up = true;                   // ull loops: counting up
+  bool up = true;  // ull loops: counting up
   // Ordered loops: chunks are handed over in iteration order (ordered_next below).
   bool ordered = false;
   std::atomic<bool> cancelled{false};  // cancel for / cancel sections
-  std::uint64_t n = 0;              // iterations
-  std::uint64_t chunk = 0;          // chunk size (0: static's one block per member)
-  std::int64_t start = 0, incr = 1; // long loops (ull ones keep the bits in the same fields)
+  std::uint64_t n = 0;                 // iterations
+  std::uint64_t chunk = 0;             // chunk size (0: static's one block per member)
+  std::int64_t start = 0, incr = 1;    // long loops (ull ones keep the bits in the same fields)
   std::int64_t end = 0;
-  char before_next[64];                            // (no other field in next's line)
-  std::atomic<std::uint64_t> next{0};              // dynamic and guided: the next iteration index
-  char after_next[64];                             // (as before_next)
-  std::atomic<int> left{0};                        // members that have not ended it yet
+  char before_next[64];                // (no other field in next's line)
+  std::atomic<std::uint64_t> next{0};  // dynamic and guided: the next iteration index
+  char after_next[64];                 // (as before_next)
+  std::atomic<int> left{0};            // members that have not ended it yet
   // Nonmonotonic dynamic loops (when `steal`): each member's run of chunk numbers, its first
   // << 32 | its end, on a cache line of its own. The member takes chunks from the front of its
   // own run and, once that is empty, steals the back half of the longest other run
@@ -119,7 +119,7 @@ struct WorkShare {
   // Memory the compiler asked for (lastprivate conditional, scan): zeroed, shared by the team's
   // members for this work-share, freed with it.
   void *mem = nullptr;
-  std::once_flag red_once;             // task reductions: made by the first member to need them
+  std::once_flag red_once;  // task reductions: made by the first member to need them
   std::shared_ptr<WsRed> red;
   // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
   // of the nest (in row-major order), set when the iteration posts (depend(source)).
@@ -131,8 +131,8 @@ struct WorkShare {
 // A team: one parallel region.
 struct Team {
   int n = 1;
-  int level = 0;          // omp_get_level inside it
-  int active_level = 0;   // omp_get_active_level inside it
+  int level = 0;                   // omp_get_level inside it
+  int active_level = 0;            // omp_get_active_level inside it
   std::vector<int> ancestor_tid;   // thread number at each level 0..level (this one: the member's)
   std::vector<int> ancestor_size;  // team size at each level
   void (*fn)(void *) = nullptr;
@@ -142,28 +142,28 @@ struct Team {
   std::atomic<unsigned> generation{0};
   MR_Future bar[2] = {MR_FUTURE_INIT, MR_FUTURE_INIT};
   std::atomic<unsigned> single_count{0};
-  void *copy_ptr = nullptr;         // single copyprivate: the winner's data
+  void *copy_ptr = nullptr;  // single copyprivate: the winner's data
   std::mutex ws_lock;
   std::unordered_map<unsigned, WorkShare *> ws;  // live work-shares by sequence number
   // Ended work-shares, reset, for the next ones to reuse (under ws_lock): a loop then costs no
   // allocation, and no member frees memory another member's thread allocated.
   std::vector<WorkShare *> ws_free;
-  std::vector<int> engine_member;   // member bound on each engine, or -1
-  int here = -1;                    // the engine that started it (its member 0's), or -1
-  std::vector<Task> members;        // the implicit tasks
+  std::vector<int> engine_member;  // member bound on each engine, or -1
+  int here = -1;                   // the engine that started it (its member 0's), or -1
+  std::vector<Task> members;       // the implicit tasks
   // What each member's implicit task starts the region with (begin_member): the ICVs, the
   // first work-share of a combined parallel loop or sections (or null), and the task
   // reductions of a region with reduction(task, ...) (or null).
   Icv icv;
   WorkShare *first_ws = nullptr;
   std::shared_ptr<RedScope> red_scope;
-  std::atomic<int> refs{0};         // members still using the team, and its creator
-  bool top_slots = false;           // members beyond the engines use the top-level pool slots
+  std::atomic<int> refs{0};  // members still using the team, and its creator
+  bool top_slots = false;    // members beyond the engines use the top-level pool slots
   // The host teams construct the team is in (inherited from the encountering team): team
   // number, league size and the teams' thread_limit (0: none).
   int team_num = 0, num_teams = 1, teams_thread_limit = 0;
-  Task *encountering = nullptr;     // the task that started the region (member 0 returns to it)
-  int reserved = 0;                 // members counted against thread-limit-var
+  Task *encountering = nullptr;  // the task that started the region (member 0 returns to it)
+  int reserved = 0;              // members counted against thread-limit-var
   // Cancellation (OMP_CANCELLATION=true): the region is cancelled; with cancellation enabled
   // the region's end is a count of members that have left (exited, then exit_done) rather
   // than a barrier generation, since cancelled members skip the barriers in between.

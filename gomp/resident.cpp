@@ -61,8 +61,7 @@ std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
     mr::engine::cpu_relax();
   }
   // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
-  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire))
-    return m;
+  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire)) return m;
   MR_future_wait(&r->wake);
   // Only the poster that found the parked bit signals, once; nothing touches the future again
   // until this resident parks next, so it may be reset here.

@@ -34,8 +34,10 @@ void ensure_runtime() {
     // fields by MR_init, overrides every choice made here.
     int procs = num_procs();
     cfg.engines = std::max(1, std::min(procs, G.initial.nthreads));
-    if (G.wait_policy == 1) cfg.spin_rounds = 10000;  // active: search long before sleeping
-    else if (G.wait_policy == 0) cfg.spin_rounds = 0;  // passive: sleep at once
+    if (G.wait_policy == 1)
+      cfg.spin_rounds = 10000;  // active: search long before sleeping
+    else if (G.wait_policy == 0)
+      cfg.spin_rounds = 0;  // passive: sleep at once
     size_t stack = env_stacksize();
     // Implicit tasks run on spawned contexts and explicit ones on spark contexts: both get the
     // size a thread's stack would have (OMP_STACKSIZE, or a generous default; only touched

@@ -81,8 +81,8 @@ void nothing(void *) {}
 }  // namespace
 
 MRG_EXPORT void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
-                                size_t *sizes, unsigned short *kinds, unsigned flags,
-                                void **depend, void **args) {
+                                size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
+                                void **args) {
   (void)device, (void)flags;  // every device is the host; nowait runs it now
   // args: a null-terminated list of {id | device | value << 16}, or of an id word with
   // SUBSEQUENT_PARAM (bit 7) followed by the value; only the thread limit matters here.
@@ -91,8 +91,10 @@ MRG_EXPORT void GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, v
   for (void **a = args; a && *a; a++) {
     auto word = reinterpret_cast<uintptr_t>(*a);
     uintptr_t value;
-    if (word & kSubsequent) value = reinterpret_cast<uintptr_t>(*++a);
-    else value = word >> 16;
+    if (word & kSubsequent)
+      value = reinterpret_cast<uintptr_t>(*++a);
+    else
+      value = word >> 16;
     if ((word & kIdMask) == kThreadLimit) thread_limit = static_cast<int>(value);
   }
   TargetRun r{fn, thread_limit, mapnum, hostaddrs, sizes, kinds};
@@ -106,9 +108,8 @@ MRG_EXPORT void GOMP_target_data_ext(int device, size_t mapnum, void **hostaddrs
 
 MRG_EXPORT void GOMP_target_end_data(void) {}
 
-MRG_EXPORT void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs,
-                                       size_t *sizes, unsigned short *kinds, unsigned flags,
-                                       void **depend) {
+MRG_EXPORT void GOMP_target_update_ext(int device, size_t mapnum, void **hostaddrs, size_t *sizes,
+                                       unsigned short *kinds, unsigned flags, void **depend) {
   (void)device, (void)mapnum, (void)hostaddrs, (void)sizes, (void)kinds, (void)flags;
   if (depend) run_with_depend(nothing, nullptr, depend);
 }
@@ -144,9 +145,9 @@ namespace {
 
 // One dimension of omp_target_memcpy_rect at a time: element_size is the bytes of one element
 // of the innermost dimension, each outer step moves by the product of the inner dimensions.
-void copy_rect(char *dst, const char *src, size_t element_size, int num_dims,
-               const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets,
-               const size_t *dst_dimensions, const size_t *src_dimensions) {
+void copy_rect(char *dst, const char *src, size_t element_size, int num_dims, const size_t *volume,
+               const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions,
+               const size_t *src_dimensions) {
   if (num_dims == 1) {
     memcpy(dst + dst_offsets[0] * element_size, src + src_offsets[0] * element_size,
            volume[0] * element_size);
@@ -165,11 +166,11 @@ void copy_rect(char *dst, const char *src, size_t element_size, int num_dims,
 
 }  // namespace
 
-MRG_EXPORT int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size,
-                                      int num_dims, const size_t *volume,
-                                      const size_t *dst_offsets, const size_t *src_offsets,
-                                      const size_t *dst_dimensions, const size_t *src_dimensions,
-                                      int dst_device, int src_device) {
+MRG_EXPORT int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims,
+                                      const size_t *volume, const size_t *dst_offsets,
+                                      const size_t *src_offsets, const size_t *dst_dimensions,
+                                      const size_t *src_dimensions, int dst_device,
+                                      int src_device) {
   if (!dst && !src) return 0x7fffffff;  // the number of dimensions supported: any
   if (dst_device != 0 || src_device != 0 || num_dims < 1 || !dst || !src) return 22;  // EINVAL
   copy_rect(static_cast<char *>(dst), static_cast<const char *>(src), element_size, num_dims,

@@ -223,9 +223,7 @@ void run_included(Task *parent, bool final_, void (*fn)(void *), void *data, Dep
 
 // The cut-off (create_task): this thread is an engine whose deque holds enough sparks for the
 // idle engines (mrengine's granularity test says "do not spark").
-bool enough_sparks() {
-  return MR_engine_view_v3 != nullptr && !MR_par_cond_local_wsdeque_length();
-}
+bool enough_sparks() { return MR_engine_view_v3 != nullptr && !MR_par_cond_local_wsdeque_length(); }
 
 // A new child of parent would be discarded (its region or its taskgroup is cancelled).
 bool created_cancelled(Task *parent) {
@@ -261,8 +259,10 @@ void patch_data(char *buf, const Bounds *b) {
 // Copy the data for the task (its copy function, or its bytes), then its bounds. Inlined, as
 // the copy was before it had a name: it is on the path of every deferred task.
 __attribute__((always_inline)) inline void fill_data(char *buf, const TaskData &d) {
-  if (d.cpyfn) d.cpyfn(buf, d.data);
-  else if (d.arg_size > 0) memcpy(buf, d.data, static_cast<size_t>(d.arg_size));
+  if (d.cpyfn)
+    d.cpyfn(buf, d.data);
+  else if (d.arg_size > 0)
+    memcpy(buf, d.data, static_cast<size_t>(d.arg_size));
   patch_data(buf, d.bounds);
 }
 
@@ -280,8 +280,8 @@ void set_event(void *detach, void *data, DepNode *ev) {
 // earlier child ran to its end), so then the task's dependences name no predecessor and need no
 // record either: a later sibling that names the same storage needs nothing of a task that has
 // completed. On one thread every task is such a task.
-void run_undeferred(Task *parent, bool final_, void (*fn)(void *), const TaskData &d,
-                    void **depend, DepRef *event) {
+void run_undeferred(Task *parent, bool final_, void (*fn)(void *), const TaskData &d, void **depend,
+                    DepRef *event) {
   DepRef node;
   if (depend && parent->nchildren != 0) {
     node = std::make_shared<DepNode>();

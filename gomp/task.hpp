@@ -15,8 +15,8 @@ namespace mrg {
 // gcc's GOMP_task and GOMP_taskloop flags (the ABI). Untied tasks are run as tied ones
 // (allowed: untied only permits migration).
 constexpr unsigned kUntied = 1u << 0, kFinal = 1u << 1, kDepend = 1u << 3, kUp = 1u << 8,
-                   kGrainsize = 1u << 9, kIf = 1u << 10, kNogroup = 1u << 11,
-                   kReduction = 1u << 12, kDetach = 1u << 13, kStrict = 1u << 14;
+                   kGrainsize = 1u << 9, kIf = 1u << 10, kNogroup = 1u << 11, kReduction = 1u << 12,
+                   kDetach = 1u << 13, kStrict = 1u << 14;
 
 // A taskloop task's bounds, written into the first two fields of its copy of the data (the
 // ABI; with a reduction clause the descriptor follows them).

@@ -98,10 +98,9 @@ MRG_EXPORT void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void
 
 MRG_EXPORT void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
                                   long arg_size, long arg_align, unsigned flags,
-                                  unsigned long num_tasks, int priority,
-                                  unsigned long long start, unsigned long long end,
-                                  unsigned long long step) {
+                                  unsigned long num_tasks, int priority, unsigned long long start,
+                                  unsigned long long end, unsigned long long step) {
   (void)priority;
-  taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, start,
-                               end, step);
+  taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, start, end,
+                               step);
 }

@@ -48,27 +48,30 @@ extern "C" {
   XX(EBUSY, -5, "the runtime is already initialised")                                          \
   XX(ENOTINIT, -6, "the runtime is not initialised")                                           \
   XX(ENOTENGINE, -7, "the calling thread or context may not do this")                          \
-  XX(ERANGE, -8, "engine number out of range")                                               \
-  XX(ESHUTDOWN, -9, "the runtime is shutting down")                                           \
+  XX(ERANGE, -8, "engine number out of range")                                                 \
+  XX(ESHUTDOWN, -9, "the runtime is shutting down")                                            \
   XX(EFIRED, -10, "the timer has already fired (or is firing)")                                \
   XX(ECANCELLED, -11, "the timer was already cancelled")                                       \
   XX(EOVERFLOW, -12, "the duration overflows the clock")                                       \
   XX(EBADF, -13, "bad file descriptor")                                                        \
   XX(ENOTPOLL, -14, "the file descriptor cannot be waited on (a regular file or a directory)") \
   XX(EINUSE, -15, "somebody already waits on this file descriptor for that direction")         \
-  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")                           \
+  XX(ENOFDWAIT, -16, "fd waits need MR_CONFIG_FD_WAITS at MR_init")                            \
   XX(ENOCHANNEL, -17, "no such channel")                                                       \
   XX(ELEVEL, -18, "priority level out of range")                                               \
   XX(ECHANNELS, -19, "too many channels (MR_MAX_CHANNELS exist)")                              \
-  XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")         \
+  XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")          \
   XX(ECLOSED, -21, "the scope has ended")
 
+/* An enum made of a table, which clang-format would take for an expression. */
+/* clang-format off */
 typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
   MR_ERRNO_END_ = -22
 } MR_Errno;
+/* clang-format on */
 
 /* The text of an error code ("unknown error" for a code not in the table). Any thread. */
 MR_EXTERN const char *MR_strerror(int err);
@@ -104,10 +107,10 @@ typedef struct MR_Config {
   size_t stack_size;         /* bytes of a regular context stack (MR_spawn, primordial excluded) */
   size_t small_stack_size;   /* bytes of a spark context stack */
   unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us) */
-  const char *options;       /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
-  MR_ParkFn park;            /* the park hook (above), or NULL for the engines' semaphores */
-  MR_UnparkFn unpark;        /* set together with park */
-  void *park_ctx;            /* passed to both */
+  const char *options; /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
+  MR_ParkFn park;      /* the park hook (above), or NULL for the engines' semaphores */
+  MR_UnparkFn unpark;  /* set together with park */
+  void *park_ctx;      /* passed to both */
 } MR_Config;
 
 /* Don't read MRENGINE_OPTIONS. */
@@ -137,8 +140,8 @@ MR_EXTERN const char *MR_init_error_message(void);
  * afterwards. */
 MR_EXTERN int MR_shutdown(void);
 
-#define MR_LEVELS 8         /* priority levels 0 (highest) .. MR_LEVELS - 1 (see "Channels") */
-#define MR_MAX_CHANNELS 64  /* channels per runtime, the default one included */
+#define MR_LEVELS 8        /* priority levels 0 (highest) .. MR_LEVELS - 1 (see "Channels") */
+#define MR_MAX_CHANNELS 64 /* channels per runtime, the default one included */
 
 /* What a shutdown left undone: MR_shutdown_now's, or MR_shutdown_report's (the contexts and
  * sparks of MR_CLOSE_DROP channels). */
@@ -246,7 +249,7 @@ MR_EXTERN uintptr_t MR_future_wait(MR_Future *f);
 /* Nonzero if *f is signalled (MR_future_wait would not wait). Any thread. */
 MR_EXTERN int MR_future_is_signalled(const MR_Future *f);
 
-/* ---- Time: sleeps, timers, tickers ------------------------------------------------------------ */
+/* ---- Time: sleeps, timers, tickers ----------------------------------------------------------- */
 
 /* Times are nanoseconds of CLOCK_MONOTONIC (MR_now); durations are nanoseconds. Timers run on the
  * engines, with no timer thread: each engine keeps the timers armed on it and its idle loop fires
@@ -274,9 +277,9 @@ typedef struct MR_Timer {
   uintptr_t mr_private[8];
 } MR_Timer;
 
-#define MR_TIMER_INIT            \
-  {                              \
-    { 0, 0, 0, 0, 0, 0, 0, 0 }   \
+#define MR_TIMER_INIT          \
+  {                            \
+    { 0, 0, 0, 0, 0, 0, 0, 0 } \
   }
 
 /* At deadline, run fn(env) as a new unbound context (as MR_spawn does; MR_shutdown waits for it
@@ -285,7 +288,8 @@ typedef struct MR_Timer {
 MR_EXTERN int MR_timer_start(MR_Timer *t, uint64_t deadline, MR_TaskFn fn, void *env);
 
 /* Stop *t before it fires. Returns 0 (cancelled: its function will never run); MR_EFIRED (it has
- * fired or is firing: its function runs or has run, unless the runtime shuts down first); MR_ECANCELLED (cancelled before); MR_EINVAL
+ * fired or is firing: its function runs or has run, unless the runtime shuts down first);
+ * MR_ECANCELLED (cancelled before); MR_EINVAL
  * (t NULL or never started); MR_ESHUTDOWN (the runtime stopped while it was pending: it was
  * dropped). In every case the runtime no longer uses *t. Any thread, once MR_timer_start (or
  * MR_future_signal_at) on t has returned. */
@@ -313,12 +317,12 @@ MR_EXTERN int MR_ticker_start(MR_Ticker *tk, uint64_t period);
  * Any thread. */
 MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
 
-/* ---- Waiting on file descriptors -------------------------------------------------------------- */
+/* ---- Waiting on file descriptors ------------------------------------------------------------- */
 
 /* What MR_wait_fd waits for and returns (bits). */
-#define MR_FD_READ 0x1   /* readable (or a peer closed: a read returns 0) */
-#define MR_FD_WRITE 0x2  /* writable */
-#define MR_FD_ERROR 0x4  /* an error or a hang-up is pending on the descriptor (returned only) */
+#define MR_FD_READ 0x1  /* readable (or a peer closed: a read returns 0) */
+#define MR_FD_WRITE 0x2 /* writable */
+#define MR_FD_ERROR 0x4 /* an error or a hang-up is pending on the descriptor (returned only) */
 
 /* Suspend the calling context until fd is ready for `events` (MR_FD_READ and/or MR_FD_WRITE) or
  * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
@@ -334,7 +338,7 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * drops them. Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 
-/* ---- Loop control (parallel loops in a bounded number of contexts) ---------------------------- */
+/* ---- Loop control (parallel loops in a bounded number of contexts) --------------------------- */
 
 /* A parallel loop whose iterations run in at most `contexts` worker contexts at once (Mercury's
  * loop control). The master (the context that runs the loop) starts each iteration with
@@ -356,7 +360,7 @@ MR_EXTERN int MR_lc_spawn(MR_LoopControl *lc, MR_TaskFn fn, void *env);
  * MR_ENOTENGINE (not called from a context: lc is left as it was). */
 MR_EXTERN int MR_lc_finish(MR_LoopControl *lc);
 
-/* ---- Scopes (doc/api.md, "Scopes") ------------------------------------------------------------ */
+/* ---- Scopes (doc/api.md, "Scopes") ----------------------------------------------------------- */
 
 /* A scope is a fork-join region whose number of tasks is not known in advance: MR_scope_begin
  * opens it, MR_scope_spawn adds a task fn(env) (from the owner, or from any task of the scope,
@@ -427,7 +431,7 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
  * not an engine, including inside a blocking region that moved to a backup thread. */
 MR_EXTERN int MR_context_bind_here(void);
 
-/* ---- Channels: scheduling classes (doc/api.md, "Channels") ------------------------------------ */
+/* ---- Channels: scheduling classes (doc/api.md, "Channels") ----------------------------------- */
 
 /* A channel is a queue of runnable contexts with a priority level (0 is the highest), a kind
  * (FIFO, or earliest deadline first), a close policy (what MR_shutdown does with its contexts)
@@ -511,12 +515,13 @@ MR_EXTERN void MR_blocking_end(void);
 
 /* Notification kinds, the index into MR_EngineStats.wakeups: XX(name, value, column), where the
  * column names the kind's count in the statistics table ("w:" and the column). */
-#define MR_NOTIFY_MAP(XX)                                                                      \
-  XX(CONTEXT, 0, "ctx")            /* a context handed to a sleeping engine */                 \
+#define MR_NOTIFY_MAP(XX)                                                                       \
+  XX(CONTEXT, 0, "ctx")            /* a context handed to a sleeping engine */                  \
   XX(CONTEXT_ADVICE, 1, "adv")     /* a context was queued for the engine: look at the queue */ \
-  XX(WORKSTEAL_ADVICE, 2, "steal") /* work to steal, with a searching unit to steal with */    \
+  XX(WORKSTEAL_ADVICE, 2, "steal") /* work to steal, with a searching unit to steal with */     \
   XX(SHUTDOWN, 3, "shut")          /* the runtime stops */
 
+/* clang-format off */
 #define MR_NOTIFY_ENUM_(name, value, column) MR_NOTIFY_##name = (value),
 #define MR_NOTIFY_COUNT_(name, value, column) +1
 enum {
@@ -525,30 +530,31 @@ enum {
 };
 #undef MR_NOTIFY_ENUM_
 #undef MR_NOTIFY_COUNT_
+/* clang-format on */
 
 /* The per-engine counters, in one list: MR_EngineStats below, the library's own counters and the
  * columns of the statistics table are all made from it, in this order. XX(field, column) is one
  * counter; XW(field, column) is one counter per notification kind (MR_NOTIFY_*). */
-#define MR_ENGINE_STATS_MAP(XX, XW)                                                            \
-  XX(sparks_pushed, "pushed")        /* sparks this engine pushed on its deque */              \
-  XX(sparks_run_local, "local")      /* sparks it popped from its own deque and ran */         \
-  XX(sparks_stolen, "stolen")        /* sparks it stole from another engine and ran */         \
-  XX(steal_attempts, "steals")       /* steal calls on another engine's deque */               \
-  XX(steal_failures, "failed")       /* ... that took nothing */                               \
-  XX(sleeps, "sleeps")               /* times the engine waited on its semaphore */            \
-  XW(wakeups, "w:")                  /* notifications received, by MR_NOTIFY_* kind */         \
-  XX(spurious_wakeups, "spurious")   /* woken (work-steal advice or poll), found no work */    \
-  XX(notifications_sent, "sent")     /* notifications this engine delivered to others */       \
+#define MR_ENGINE_STATS_MAP(XX, XW)                                                              \
+  XX(sparks_pushed, "pushed")          /* sparks this engine pushed on its deque */              \
+  XX(sparks_run_local, "local")        /* sparks it popped from its own deque and ran */         \
+  XX(sparks_stolen, "stolen")          /* sparks it stole from another engine and ran */         \
+  XX(steal_attempts, "steals")         /* steal calls on another engine's deque */               \
+  XX(steal_failures, "failed")         /* ... that took nothing */                               \
+  XX(sleeps, "sleeps")                 /* times the engine waited on its semaphore */            \
+  XW(wakeups, "w:")                    /* notifications received, by MR_NOTIFY_* kind */         \
+  XX(spurious_wakeups, "spurious")     /* woken (work-steal advice or poll), found no work */    \
+  XX(notifications_sent, "sent")       /* notifications this engine delivered to others */       \
   XX(notifications_dropped, "dropped") /* notifications it tried to send that the table drops */ \
-  XX(contexts_created, "created")    /* contexts (stacks) this engine had to create */         \
-  XX(contexts_reused, "reused")      /* contexts it took from a free cache */                  \
-  XX(contexts_suspended, "suspend")  /* contexts that suspended on this engine */              \
-  XX(contexts_resumed, "resume")     /* suspended contexts resumed on this engine */           \
-  XX(sparks_injected, "inject")      /* sparks from threads that are not engines, run here */  \
-  XX(blocking_offloaded, "offload")  /* blocking regions begun here that moved to a backup */  \
-  XX(blocking_inline, "inplace")     /* ... that ran in place (no backup thread to be had) */  \
-  XX(timers_fired, "timers")         /* timers due on this engine that it fired */             \
-  XX(timers_taken, "taken")          /* overdue timers of another engine it fired (busy owner) */
+  XX(contexts_created, "created")      /* contexts (stacks) this engine had to create */         \
+  XX(contexts_reused, "reused")        /* contexts it took from a free cache */                  \
+  XX(contexts_suspended, "suspend")    /* contexts that suspended on this engine */              \
+  XX(contexts_resumed, "resume")       /* suspended contexts resumed on this engine */           \
+  XX(sparks_injected, "inject")        /* sparks from threads that are not engines, run here */  \
+  XX(blocking_offloaded, "offload")    /* blocking regions begun here that moved to a backup */  \
+  XX(blocking_inline, "inplace")       /* ... that ran in place (no backup thread to be had) */  \
+  XX(timers_fired, "timers")           /* timers due on this engine that it fired */             \
+  XX(timers_taken, "taken")            /* overdue timers of another engine it fired (busy owner) */
 
 /* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
  * exact figures. More fields may be added at the end (of MR_ENGINE_STATS_MAP). */

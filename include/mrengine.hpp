@@ -256,8 +256,7 @@ auto spawn(F f, const MR_SpawnOptions &opts)
           j->out->signal_exception(std::move(e));
         else
           j->out->signal(std::move(*v));
-      } catch (...) {
-      }
+      } catch (...) {}
     }
   };
   auto out = std::make_shared<future<V>>();

@@ -39,16 +39,16 @@ typedef struct MR_EngineView {
   AO_t spark_threshold;              /* offset 2 pointers: --granularity-factor x engines */
   AO_t version;                      /* offset 2 pointers + 1 AO_t: MR_ENGINE_VIEW_VERSION */
   /* version 2, from offset 2 pointers + 2 AO_t: */
-  AO_t engine;                       /* this engine's number, 0..N-1 */
-  volatile AO_t slow;                /* nonzero: fork and join must call the library (tracing,
+  AO_t engine;        /* this engine's number, 0..N-1 */
+  volatile AO_t slow; /* nonzero: fork and join must call the library (tracing,
                                         MR_shutdown_now); written by the runtime */
   MR_SparkArray *const volatile *deque_array; /* the deque's current array */
-  const volatile AO_t *census;       /* the runtime's census word: engines sleeping in the high
+  const volatile AO_t *census;  /* the runtime's census word: engines sleeping in the high
                                         32 bits, searching in the low 32 */
-  volatile AO_t *sparks_pushed;      /* the engine's counters (MR_EngineStats), owner-written */
+  volatile AO_t *sparks_pushed; /* the engine's counters (MR_EngineStats), owner-written */
   volatile AO_t *sparks_run_local;
   /* version 3: */
-  volatile AO_t channel;             /* the channel of the context running on the engine */
+  volatile AO_t channel; /* the channel of the context running on the engine */
 } MR_EngineView;
 
 #define MR_ENGINE_VIEW_VERSION 3
@@ -63,7 +63,8 @@ MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v3
 #endif
     ;
 
-/* The inline join's slow path (unchanged since version 2, hence its name): arrive for the `ran` branches it ran in place (a release RMW,
+/* The inline join's slow path (unchanged since version 2, hence its name): arrive for the `ran`
+ * branches it ran in place (a release RMW,
  * which also finds more branches forked than counted), then MR_join_and_continue's. Called only
  * by the inline MR_join_and_continue. */
 MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran);
@@ -120,11 +121,12 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
  * with a memory clobber is neither hoisted, merged nor kept across a call. */
 MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   const MR_EngineView *v;
-  __asm__ __volatile__("movq MR_engine_view_v3@gottpoff(%%rip), %0\n\t"
-                       "movq %%fs:(%0), %0"
-                       : "=r"(v)
-                       :
-                       : "memory");
+  __asm__ __volatile__(
+      "movq MR_engine_view_v3@gottpoff(%%rip), %0\n\t"
+      "movq %%fs:(%0), %0"
+      : "=r"(v)
+      :
+      : "memory");
   return v;
 }
 
@@ -160,8 +162,8 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
   }
   {
     volatile AO_t *bottom = (volatile AO_t *)v->deque_bottom;
-    AO_t b = AO_load(bottom);                     /* owner's own field */
-    AO_t t = AO_load_acquire(v->deque_top);       /* pairs with a thief's CAS */
+    AO_t b = AO_load(bottom);               /* owner's own field */
+    AO_t t = AO_load_acquire(v->deque_top); /* pairs with a thief's CAS */
     MR_SparkArray *a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner */
     MR_SparkSlot *s;
     AO_t w;
@@ -199,7 +201,7 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     if (v == NULL || AO_load(&v->slow) != 0) break;
     top = (volatile AO_t *)v->deque_top;
     bottom = (volatile AO_t *)v->deque_bottom;
-    b = AO_load(bottom) - 1; /* owner's own field */
+    b = AO_load(bottom) - 1;                                             /* owner's own field */
     a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner-stored */
     s = &a->slots[b & a->mask];
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a

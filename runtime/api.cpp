@@ -14,12 +14,12 @@
 #include "engine/future.hpp"
 #include "engine/io_wait.hpp"
 #include "engine/join.hpp"
-#include "engine/wake.hpp"
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
 #include "engine/scope.hpp"
 #include "engine/stats.hpp"
 #include "engine/trace.hpp"
+#include "engine/wake.hpp"
 #include "engine/yield.hpp"
 #include "mrengine.h"
 #include "options.hpp"
@@ -34,9 +34,7 @@ void set_init_error(const std::string &msg, bool quiet) {
   if (!quiet && !msg.empty()) std::fprintf(stderr, "mrengine: %s\n", g_init_error);
 }
 
-mr::engine::Join *join_of(MR_SyncTerm *st) {
-  return reinterpret_cast<mr::engine::Join *>(st);
-}
+mr::engine::Join *join_of(MR_SyncTerm *st) { return reinterpret_cast<mr::engine::Join *>(st); }
 
 mr::engine::Future *future_of(MR_Future *f) { return reinterpret_cast<mr::engine::Future *>(f); }
 
@@ -162,8 +160,9 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
   mr::engine::Join *j = join_of(st);
   // relaxed: the caller's own unit is still counted, so 1 means no branch is left to fork.
   if (j->count.load(std::memory_order_relaxed) <= 1)
-    mr::engine::fatal("MR_fork_new_child: more branches forked than MR_sync_term_init counted "
-                      "(its count includes the caller's own branch)");
+    mr::engine::fatal(
+        "MR_fork_new_child: more branches forked than MR_sync_term_init counted "
+        "(its count includes the caller's own branch)");
   mr::engine::fork(j, fn, env);
 }
 
@@ -219,8 +218,7 @@ MR_EXTERN int MR_timer_cancel(MR_Timer *t) {
   return mr::engine::timer_cancel(reinterpret_cast<mr::engine::Timer *>(t));
 }
 
-MR_EXTERN int MR_future_signal_at(MR_Future *f, uintptr_t value, uint64_t deadline,
-                                  MR_Timer *t) {
+MR_EXTERN int MR_future_signal_at(MR_Future *f, uintptr_t value, uint64_t deadline, MR_Timer *t) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!f || !t) return MR_EINVAL;
   return mr::engine::future_signal_at(future_of(f), value, deadline,
@@ -326,7 +324,7 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
     if (!has_field(opts->size, offsetof(MR_SpawnOptions, engine) + sizeof(int)) ||
         opts->size > 4096)
       return MR_EINVAL;
-    if (opts->flags != 0) return MR_EINVAL; // reserved (mrengine.h)
+    if (opts->flags != 0) return MR_EINVAL;  // reserved (mrengine.h)
     engine = opts->engine;
     if (engine < -1 || engine >= mr::engine::num_engines()) return MR_ERANGE;
     if (has_field(opts->size, offsetof(MR_SpawnOptions, channel) + sizeof(int))) {

@@ -33,7 +33,7 @@ struct Flag {
   const char *short_name;  // "-P" or nullptr
   Kind kind;
   unsigned long long min, max;  // NUMBER: the range; CHOICE: the number of choices
-  const char *unit;        // NUMBER: for messages; CHOICE: the choices, '|'-separated
+  const char *unit;             // NUMBER: for messages; CHOICE: the choices, '|'-separated
   void (*set)(engine::Params *, unsigned long long);  // CHOICE: the index of the word
   void (*set_path)(engine::Params *, const std::string &) = nullptr;  // PATH only
 };
@@ -48,7 +48,9 @@ const Flag kFlags[] = {
     {"--small-stack-size", nullptr, Kind::NUMBER, kMinStackKiB, kMaxStackKiB, "KiB",
      [](engine::Params *p, unsigned long long v) { p->small_stack_size = v * 1024; }},
     {"--poll-interval-us", nullptr, Kind::NUMBER, 1, 10000000, "microseconds",
-     [](engine::Params *p, unsigned long long v) { p->poll_interval_us = static_cast<unsigned>(v); }},
+     [](engine::Params *p, unsigned long long v) {
+       p->poll_interval_us = static_cast<unsigned>(v);
+     }},
     {"--lc-contexts-per-engine", nullptr, Kind::NUMBER, 1, 1024, "contexts",
      [](engine::Params *p, unsigned long long v) {
        p->lc_contexts_per_engine = static_cast<unsigned>(v);
@@ -187,8 +189,8 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
     }
     // Name the flag as the user spelled it (-P or --engines).
     std::string spelled = w.compare(0, 2, "--") == 0 ? flag->long_name
-                          : flag->short_name           ? flag->short_name
-                                                       : flag->long_name;
+                          : flag->short_name         ? flag->short_name
+                                                     : flag->long_name;
     if (flag->kind == Kind::SWITCH) {
       if (have_value) {
         *err = std::string(source) + ": option " + spelled + " takes no value (got " +
@@ -225,8 +227,8 @@ int parse_options(const char *text, const char *source, engine::Params *p, std::
       v = static_cast<unsigned long long>(k);
     } else if (!parse_number(value, &v) || v < flag->min || v > flag->max) {
       *err = std::string(source) + ": bad value " + quote(value) + " for option " + spelled +
-             " (expected " + flag->unit + " from " + std::to_string(flag->min) +
-             " to " + std::to_string(flag->max) + ")";
+             " (expected " + flag->unit + " from " + std::to_string(flag->min) + " to " +
+             std::to_string(flag->max) + ")";
       return MR_EOPTION;
     }
     flag->set(p, v);

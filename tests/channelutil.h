@@ -10,8 +10,7 @@
 /* Busy for ns nanoseconds of wall time (the backlog's "work"). */
 static inline void spin_ns(uint64_t ns) {
   uint64_t end = MR_now() + ns;
-  while (MR_now() < end) {
-  }
+  while (MR_now() < end) {}
 }
 
 static inline int make_channel(int level, int kind, int close, int followup) {

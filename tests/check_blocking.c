@@ -16,13 +16,10 @@
 static sem_t gate;
 static atomic_int entered, left;
 
-
 static void wait_for(atomic_int *v, int n) {
   for (int i = 0; i < 20000 && atomic_load(v) < n; i++) mr_test_sleep_ms(1);
   ck_assert_int_eq(atomic_load(v), n);
 }
-
-
 
 /* Blocks in sem_wait on the gate, which opens only after the sparks below have finished: if a
  * blocked context held its engine, the sparks could never finish and the test would time out. */
@@ -69,8 +66,7 @@ static void sleeper(void *arg) {
   MR_blocking_begin();
   int now = atomic_fetch_add(&inside, 1) + 1;
   int m = atomic_load(&most_inside);
-  while (now > m && !atomic_compare_exchange_weak(&most_inside, &m, now)) {
-  }
+  while (now > m && !atomic_compare_exchange_weak(&most_inside, &m, now)) {}
   mr_test_sleep_ms(100);
   atomic_fetch_sub(&inside, 1);
   MR_blocking_end();

@@ -277,8 +277,9 @@ START_TEST(test_highest_first_under_backlog) {
     if (probe_latency[i] >= PROBE_BOUND_NS) late++;
     if (probe_latency[i] > worst) worst = probe_latency[i];
   }
-  ck_assert_msg(late <= PROBES / 4, "%d of %d top-level probes waited 20 ms or more (worst %llu us)",
-                late, PROBES, (unsigned long long)(worst / 1000));
+  ck_assert_msg(late <= PROBES / 4,
+                "%d of %d top-level probes waited 20 ms or more (worst %llu us)", late, PROBES,
+                (unsigned long long)(worst / 1000));
 }
 END_TEST
 
@@ -304,7 +305,9 @@ static void round_robin_shares(const char *opts) {
   ck_assert_uint_gt(h + l, 2000000000ull);
 }
 
-START_TEST(test_round_robin_shares) { round_robin_shares("--schedule=round-robin --level-slice-us=5000"); }
+START_TEST(test_round_robin_shares) {
+  round_robin_shares("--schedule=round-robin --level-slice-us=5000");
+}
 END_TEST
 
 START_TEST(test_round_robin_short_slices) {
@@ -337,7 +340,8 @@ START_TEST(test_deadline_order) {
     seed = seed * 1103515245u + 12345u;
     /* Deadlines before and after now, some equal; the low bits carry the spawn order. */
     uint64_t d = base - 500000000ull + (uint64_t)((seed >> 8) % 64) * 20000000ull;
-    ck_assert_int_eq(spawn_in(record_deadline, (void *)(uintptr_t)(d * 256 + (uint64_t)i), dl, d), 0);
+    ck_assert_int_eq(spawn_in(record_deadline, (void *)(uintptr_t)(d * 256 + (uint64_t)i), dl, d),
+                     0);
   }
   MR_future_wait(&dl_done);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -387,7 +391,8 @@ static void run_backlog(int with_followup) {
   MR_future_init(&fu_wake);
   MR_future_init(&fu_all);
   ck_assert_int_eq(spawn_in(started_work, NULL, bl, 0), 0);
-  for (int i = 0; i < 10; i++) ck_assert_int_eq(spawn_in(queued_work, (void *)(intptr_t)i, bl, 0), 0);
+  for (int i = 0; i < 10; i++)
+    ck_assert_int_eq(spawn_in(queued_work, (void *)(intptr_t)i, bl, 0), 0);
   flush_handoff();
   MR_future_wait(&fu_all);
   ck_assert_int_eq(MR_shutdown(), 0);

@@ -63,7 +63,8 @@ START_TEST(test_close_complete_waits_for_outside_signal) {
   MR_future_init(&late);
   ck_assert_int_eq(spawn_in(waits_for_late, NULL, ch, 0), 0);
   ck_assert_int_eq(spawn_in(waits_for_late, NULL, ch2, 0), 0);
-  for (int i = 0; i < 50; i++) ck_assert_int_eq(spawn_in(works_and_yields, NULL, i % 2 ? ch : ch2, 0), 0);
+  for (int i = 0; i < 50; i++)
+    ck_assert_int_eq(spawn_in(works_and_yields, NULL, i % 2 ? ch : ch2, 0), 0);
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, signal_late, NULL), 0);
   MR_ShutdownReport r;
@@ -119,7 +120,8 @@ START_TEST(test_close_drop_counts) {
   for (int i = 0; i < 11; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d1, 0), 0);
   for (int i = 0; i < 13; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d2, 0), 0);
   for (int i = 0; i < 17; i++) ck_assert_int_eq(spawn_in(completes, NULL, c1, 0), 0);
-  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, d3, MR_now() - (uint64_t)i), 0);
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(spawn_in(counts_run, NULL, d3, MR_now() - (uint64_t)i), 0);
   MR_ShutdownReport r;
   r.size = sizeof r;
   ck_assert_int_eq(MR_shutdown_report(&r), 0);
@@ -147,10 +149,12 @@ START_TEST(test_shutdown_now_counts) {
   int dl = make_channel(2, MR_CHANNEL_DEADLINE, MR_CLOSE_COMPLETE, -1);
   int fifo = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
   atomic_store(&ran_in_drop, 0);
-  for (int i = 0; i < 5; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() + (uint64_t)i), 0);
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() + (uint64_t)i), 0);
   for (int i = 0; i < 4; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, fifo, 0), 0);
   for (int i = 0; i < 3; i++) ck_assert_int_eq(MR_spawn(counts_run, NULL, NULL), 0);
-  for (int i = 0; i < 2; i++) ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() - (uint64_t)i), 0);
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(spawn_in(counts_run, NULL, dl, MR_now() - (uint64_t)i), 0);
   MR_ShutdownReport r;
   r.size = sizeof r;
   ck_assert_int_eq(MR_shutdown_now(&r), 0);
@@ -169,8 +173,7 @@ static atomic_int spinning, after_yield;
 static void spins_until_closing(void *arg) {
   (void)arg;
   atomic_store(&spinning, 1);
-  while (!atomic_load(&shutdown_began)) {
-  }
+  while (!atomic_load(&shutdown_began)) {}
   spin_ns(20000000); /* MR_shutdown is under way */
   MR_yield();
   atomic_store(&after_yield, 1);

@@ -108,8 +108,8 @@ START_TEST(test_future_pipeline) {
     return total;
   });
   auto producer = mr::spawn([&] {
-    for (int i = 0; i < kN; i++) items[static_cast<std::size_t>(i)]->signal(std::string(
-        static_cast<std::size_t>(i % 7), 'x'));
+    for (int i = 0; i < kN; i++)
+      items[static_cast<std::size_t>(i)]->signal(std::string(static_cast<std::size_t>(i % 7), 'x'));
   });
   std::size_t want = 0;
   for (int i = 0; i < kN; i++) want += static_cast<std::size_t>(i % 7);
@@ -140,7 +140,8 @@ START_TEST(test_spawn_carries_exceptions) {
   MR_Config c = mr_test_config(2);
   mr::runtime rt(&c);
   for (int rep = 0; rep < 100; rep++) {
-    auto bad = mr::spawn([rep]() -> int { throw std::runtime_error("boom " + std::to_string(rep)); });
+    auto bad =
+        mr::spawn([rep]() -> int { throw std::runtime_error("boom " + std::to_string(rep)); });
     auto good = mr::spawn([] { return fib(12); }, rep % 2);
     try {
       (void)bad->wait();
@@ -190,13 +191,15 @@ START_TEST(test_parallel_for) {
   constexpr int kN = 20000;
   std::vector<std::atomic<int>> hits(kN);
   std::atomic<int> alive{0}, peak{0};
-  mr::parallel_for(0, kN, [&](int i) {
-    int now = ++alive;
-    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
-    }
-    hits[static_cast<std::size_t>(i)]++;
-    --alive;
-  }, 3);
+  mr::parallel_for(
+      0, kN,
+      [&](int i) {
+        int now = ++alive;
+        for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {}
+        hits[static_cast<std::size_t>(i)]++;
+        --alive;
+      },
+      3);
   for (auto &h : hits) ck_assert_int_eq(h.load(), 1);
   ck_assert_int_le(peak.load(), 3);
   try {
@@ -349,7 +352,9 @@ START_TEST(test_time) {
     ck_assert(b.cancel());
     ck_assert(!b.cancel());  // cancelled before
   }
-  { mr::timer d(steady_clock::now() + hours(1), [&] { fired.fetch_add(100); }); }  // ~timer cancels
+  {
+    mr::timer d(steady_clock::now() + hours(1), [&] { fired.fetch_add(100); });
+  }  // ~timer cancels
   mr::future<int> thrown;
   mr::timer e(steady_clock::now(), [&] {
     thrown.signal(1);

@@ -11,7 +11,9 @@
 using mr::engine::Task;
 using mr::engine::WsDeque;
 
-static Task task_of(std::uintptr_t i) { return Task{nullptr, reinterpret_cast<void *>(i), nullptr}; }
+static Task task_of(std::uintptr_t i) {
+  return Task{nullptr, reinterpret_cast<void *>(i), nullptr};
+}
 static std::uintptr_t id_of(const Task &t) { return reinterpret_cast<std::uintptr_t>(t.env); }
 
 START_TEST(test_owner_lifo_thief_fifo) {

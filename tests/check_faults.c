@@ -3,8 +3,8 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/resource.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,13 +74,15 @@ START_TEST(test_stack_overflow_names_the_option) {
   char out[1024];
   int st = run_child(overflow_spawned, out, sizeof out);
   ck_assert_msg(killed_by(st, SIGABRT), "status %#x, stderr '%s'", st, out);
-  ck_assert_msg(strstr(out, "mrengine: context stack overflow (stack size 64 KiB); raise "
-                            "--stack-size\n") != NULL,
+  ck_assert_msg(strstr(out,
+                       "mrengine: context stack overflow (stack size 64 KiB); raise "
+                       "--stack-size\n") != NULL,
                 "stderr: '%s'", out);
   st = run_child(overflow_spark, out, sizeof out);
   ck_assert_msg(killed_by(st, SIGABRT), "status %#x, stderr '%s'", st, out);
-  ck_assert_msg(strstr(out, "mrengine: context stack overflow (stack size 32 KiB); raise "
-                            "--small-stack-size\n") != NULL,
+  ck_assert_msg(strstr(out,
+                       "mrengine: context stack overflow (stack size 32 KiB); raise "
+                       "--small-stack-size\n") != NULL,
                 "stderr: '%s'", out);
 }
 END_TEST

@@ -96,14 +96,13 @@ START_TEST(test_two_waiters) {
     atomic_store(&two_woken, 0);
     atomic_store(&two_inuse, 0);
     /* Fill the socket so that its writer must wait. */
-    while (write(two_fds[0], buf, sizeof buf) > 0) {
-    }
+    while (write(two_fds[0], buf, sizeof buf) > 0) {}
     spawn_on(reader, 1);
     spawn_on(writer_waiter, same ? 1 : 0);
     MR_sleep_for(5 * MS);
     ck_assert_int_eq(atomic_load(&two_inuse), 0);
     ck_assert_int_eq(write(two_fds[1], "y", 1), 1); /* the reader's side is readable */
-    while (read(two_fds[1], buf, sizeof buf) > 0) {  /* and the writer's writable */
+    while (read(two_fds[1], buf, sizeof buf) > 0) { /* and the writer's writable */
     }
     while (atomic_load(&two_woken) < 2) MR_sleep_for(MS);
     ck_assert_int_eq(read(two_fds[0], &c, 1), 1);
@@ -168,7 +167,7 @@ static void check_thread_codes(void) {
   ck_assert_uint_ge(MR_now() - t0, 20 * MS);
   ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, -1), MR_FD_WRITE);
   close(fds[1]);
-  ck_assert(MR_wait_fd(fds[0], MR_FD_READ, 0) & MR_FD_READ); /* end of file */
+  ck_assert(MR_wait_fd(fds[0], MR_FD_READ, 0) & MR_FD_READ);      /* end of file */
   ck_assert_int_eq(MR_wait_fd(fds[1], MR_FD_WRITE, 0), MR_EBADF); /* closed */
   close(fds[0]);
   close(file);

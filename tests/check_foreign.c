@@ -17,7 +17,6 @@ enum { THREADS = 4, JOBS = 100000, MAX_BATCH = 32 };
 
 static unsigned char hits[THREADS][JOBS];
 
-
 static void pause_us(long us) {
   struct timespec ts = {0, us * 1000};
   nanosleep(&ts, NULL);
@@ -41,7 +40,6 @@ static void *submitter(void *arg) {
   }
   return NULL;
 }
-
 
 /* 4 foreign threads x 10^5 sparks: each runs exactly once, all through the injector. */
 START_TEST(test_foreign_sparks_run_once) {
@@ -131,9 +129,7 @@ static const int fifo_batch[FIFO_BATCHES] = {40, 150};
 static int fifo_order[150], fifo_index[150];
 static atomic_int fifo_pos, fifo_ready, fifo_injected, fifo_joined;
 
-static void fifo_job(void *env) {
-  fifo_order[atomic_fetch_add(&fifo_pos, 1)] = *(int *)env;
-}
+static void fifo_job(void *env) { fifo_order[atomic_fetch_add(&fifo_pos, 1)] = *(int *)env; }
 
 static void *fifo_injector(void *arg) {
   (void)arg;
@@ -161,8 +157,7 @@ START_TEST(test_foreign_injector_fifo) {
   for (int b = 0; b < FIFO_BATCHES; b++) {
     atomic_store(&fifo_pos, 0);
     atomic_store(&fifo_ready, b + 1);
-    while (atomic_load(&fifo_injected) != b + 1) {
-    }
+    while (atomic_load(&fifo_injected) != b + 1) {}
     MR_blocking_begin();
     while (atomic_load(&fifo_joined) != b + 1) pause_us(100);
     MR_blocking_end();

@@ -18,7 +18,6 @@ enum { N = MR_TEST_SCALE(10000) };
 /* 10^4 suspended contexts at once: small stacks. */
 #define STACK "--stack-size 64"
 
-
 /* ---- a chain: link i waits for future i and signals future i+1 with value + i ---- */
 static MR_Future chain[N + 1];
 static void chain_link(void *arg) {

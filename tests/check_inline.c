@@ -63,8 +63,9 @@ static long fib_in_context(int n) {
  * after every join the inline paths see the engine the frame runs on. */
 START_TEST(test_frames_move_and_see_their_engine) {
 #ifndef MR_INLINE_FORKS
-  printf("check_inline: no inline fork and join in this build (MR_NO_INLINE_FORKS as check_calls,"
-         " ThreadSanitizer, or not x86-64): the calls are tested\n");
+  printf(
+      "check_inline: no inline fork and join in this build (MR_NO_INLINE_FORKS as check_calls,"
+      " ThreadSanitizer, or not x86-64): the calls are tested\n");
 #endif
   mr_test_start(2, NULL);
   atomic_store(&joins, 0);

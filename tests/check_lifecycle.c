@@ -17,8 +17,8 @@ static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
 START_TEST(test_lazy_engines_start_on_demand) {
   int threads0 = mr_test_count_threads();
   mr_test_start(4, "--lazy-engines");
-  mr_test_expect_threads(threads0);         /* no engine thread yet */
-  ck_assert_int_eq(sfib(20), 6765);         /* sequential work starts none */
+  mr_test_expect_threads(threads0); /* no engine thread yet */
+  ck_assert_int_eq(sfib(20), 6765); /* sequential work starts none */
   mr_test_expect_threads(threads0);
   ck_assert_int_eq(mr_test_pfib(22), 17711); /* sparks wake (start) sleepers */
   int started = mr_test_count_threads() - threads0;
@@ -128,8 +128,7 @@ static MR_Future never;
 static void runs_a_while(void *arg) {
   (void)arg;
   atomic_store(&running, 1);
-  while (!atomic_load(&release_it)) {
-  }
+  while (!atomic_load(&release_it)) {}
   atomic_store(&finished, 1);
 }
 static void waits_forever(void *arg) {

@@ -17,8 +17,7 @@ static void iteration(void *env) {
   long i = (long)(intptr_t)env;
   int now = atomic_fetch_add(&alive, 1) + 1;
   int m = atomic_load(&max_alive);
-  while (now > m && !atomic_compare_exchange_weak(&max_alive, &m, now)) {
-  }
+  while (now > m && !atomic_compare_exchange_weak(&max_alive, &m, now)) {}
   ran[i]++;
   atomic_fetch_add(&sum, (unsigned long)i);
   atomic_fetch_sub(&alive, 1);
@@ -71,7 +70,8 @@ START_TEST(test_one_slot_is_sequential) {
   mr_test_start(2, NULL);
   MR_LoopControl *lc;
   ck_assert_int_eq(MR_lc_create(1, &lc), 0);
-  for (long i = 0; i < 20000; i++) ck_assert_int_eq(MR_lc_spawn(lc, ordered, (void *)(intptr_t)i), 0);
+  for (long i = 0; i < 20000; i++)
+    ck_assert_int_eq(MR_lc_spawn(lc, ordered, (void *)(intptr_t)i), 0);
   ck_assert_int_eq(MR_lc_finish(lc), 0);
   ck_assert_int_eq(last_seen, 19999);
   ck_assert_int_eq(atomic_load(&out_of_order), 0);

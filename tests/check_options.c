@@ -19,7 +19,8 @@ static int init_with_env(const char *env) {
 
 START_TEST(test_good_options_apply) {
   ck_assert_int_eq(init_with_env("-P 3 --spin-rounds 4 --stack-size=128 --small-stack-size 32 "
-                                 "--poll-interval-us 500"), 0);
+                                 "--poll-interval-us 500"),
+                   0);
   ck_assert_int_eq(MR_num_engines(), 3);
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(init_with_env("-P2"), 0);
@@ -205,7 +206,8 @@ int main(void) {
   Suite *s = suite_create("options");
   TCase *tc = mr_tcase("options", 30);
   tcase_add_test(tc, test_good_options_apply);
-  tcase_add_loop_test(tc, test_bad_option_fails_with_message, 0, (int)(sizeof kBad / sizeof kBad[0]));
+  tcase_add_loop_test(tc, test_bad_option_fails_with_message, 0,
+                      (int)(sizeof kBad / sizeof kBad[0]));
   tcase_add_test(tc, test_bad_config_fields);
   tcase_add_test(tc, test_repeated_option_last_wins);
   tcase_add_test(tc, test_env_overrides_config_and_can_be_ignored);

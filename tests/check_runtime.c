@@ -14,7 +14,6 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-
 static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
 
 static const int kEngines[] = {1, 2, 4};
@@ -66,7 +65,8 @@ static void spawn_fib(void *arg) {
 START_TEST(test_shutdown_waits_for_spawned_contexts) {
   mr_test_start(2, NULL);
   atomic_store(&spawned_runs, 0);
-  for (int i = 0; i < 2000; i++) ck_assert_int_eq(MR_spawn(i % 2 ? count_run : spawn_fib, NULL, NULL), 0);
+  for (int i = 0; i < 2000; i++)
+    ck_assert_int_eq(MR_spawn(i % 2 ? count_run : spawn_fib, NULL, NULL), 0);
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(atomic_load(&spawned_runs), 2000);
 }
@@ -167,8 +167,7 @@ END_TEST
 static atomic_int stop_busy;
 static void busy_until_flag(void *arg) {
   (void)arg;
-  while (!atomic_load(&stop_busy)) {
-  }
+  while (!atomic_load(&stop_busy)) {}
 }
 static void *release_busy_later(void *arg) {
   (void)arg;
@@ -222,8 +221,10 @@ START_TEST(test_shutdown_from_every_state_leaves_nothing) {
     /* pthread_join returns when the kernel clears the thread id, a moment before the task
      * leaves /proc/self/task: allow it up to 200 ms to go. */
     mr_test_expect_threads(threads0);
-    if (round == 0) maps0 = mr_test_count_mappings();
-    else mr_test_expect_mappings(maps0);
+    if (round == 0)
+      maps0 = mr_test_count_mappings();
+    else
+      mr_test_expect_mappings(maps0);
   }
 }
 END_TEST

@@ -104,7 +104,7 @@ START_TEST(test_foreign_owner) {
 }
 END_TEST
 
-/* ---- Nested scopes, and spawns into an outer scope --------------------------------------------- */
+/* ---- Nested scopes, and spawns into an outer scope ------------------------------------------- */
 
 enum { OUTER = 64, INNER = 32 };
 
@@ -221,7 +221,7 @@ START_TEST(test_empty_scope_and_errors) {
 }
 END_TEST
 
-/* ---- Tasks that suspend ----------------------------------------------------------------------- */
+/* ---- Tasks that suspend ---------------------------------------------------------------------- */
 
 enum { WAITERS = 200 };
 
@@ -247,9 +247,9 @@ static void *open_gate_later(void *env) {
   return NULL;
 }
 
-/* WAITERS tasks suspend on a future that another task of the scope signals, then the same with the future
- * signalled by a thread outside the runtime 20 ms later: the end returns only after every
- * waiter has woken. */
+/* WAITERS tasks suspend on a future that another task of the scope signals, then the same with
+ * the future signalled by a thread outside the runtime 20 ms later: the end returns only after
+ * every waiter has woken. */
 START_TEST(test_suspending_tasks) {
   int r, k;
   mr_test_start(_i + 1, NULL);
@@ -301,8 +301,7 @@ static void chan_task(void *env) {
   /* A little work, so that the other engine steals some. */
   {
     volatile int k;
-    for (k = 0; k < 2000; k++) {
-    }
+    for (k = 0; k < 2000; k++) {}
   }
   atomic_fetch_add(&c->runs, 1);
 }
@@ -391,7 +390,8 @@ START_TEST(test_stress) {
   for (r = 0; r < MR_TEST_SCALE(2000); r++) {
     MR_Scope s;
     struct fan f;
-    int k, roots = 1 + (int)(rand_r(&seed) % 8), depth = (int)(rand_r(&seed) % 5), expect = 0, p = 1;
+    int k, roots = 1 + (int)(rand_r(&seed) % 8), depth = (int)(rand_r(&seed) % 5), expect = 0,
+           p = 1;
     for (k = 0; k <= depth; k++, p *= 3) expect += p;
     f.s = &s;
     atomic_init(&f.runs, 0);

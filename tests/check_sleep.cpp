@@ -57,7 +57,7 @@ START_TEST(test_every_action_to_every_state) {
       } else {
         Sent expect = !std::strcmp(want, "dropped")   ? Sent::DROPPED
                       : !std::strcmp(want, "refused") ? Sent::REFUSED
-                                                 : Sent::LATCHED;
+                                                      : Sent::LATCHED;
         ck_assert_msg(r == expect, "%s to %s: wrong outcome", ctx, state_name(from));
         ck_assert_msg(s.state.load() == from, "%s to %s changed the state", ctx, state_name(from));
         ck_assert_ptr_null(s.data);
@@ -93,7 +93,7 @@ START_TEST(test_census_claims_only_for_sleepers_without_searcher) {
   Census c;
   ck_assert(!c.try_claim_searcher());  // nobody sleeps
   c.add_searcher();
-  c.searcher_to_sleeper();             // one sleeper, no searcher
+  c.searcher_to_sleeper();  // one sleeper, no searcher
   ck_assert(c.try_claim_searcher());
   ck_assert_uint_eq(Census::searching(c.load()), 1);
   ck_assert(!c.try_claim_searcher());  // one searcher in flight is enough

@@ -15,8 +15,7 @@ static unsigned rng_next(unsigned *s) {
 }
 
 static void spin(unsigned n) {
-  for (volatile unsigned i = 0; i < n; i++) {
-  }
+  for (volatile unsigned i = 0; i < n; i++) {}
 }
 
 /* Each spark marks its own slot: a slot seen twice or never is a failure. */
@@ -32,7 +31,8 @@ static void mark(void *env) {
 }
 
 /* 10^6 rounds (10^5 in the other two modes): the primordial context (bound to engine 0) forks
- * one spark, works a random while, and joins. Engines 1.. are woken to steal it and fall asleep again between rounds;
+ * one spark, works a random while, and joins. Engines 1.. are woken to steal it and fall asleep
+ * again between rounds;
  * when a thief finishes last it must wake engine 0 (sleeping or about to) with the primordial. */
 static const char *kModes[] = {"--spin-rounds 0", "--spin-rounds 2", "--spin-rounds 50"};
 
@@ -93,7 +93,8 @@ START_TEST(test_foreign_threads_spawn) {
   mr_test_start(2, "--spin-rounds 1");
   atomic_store(&spawned_sum, 0);
   pthread_t t[4];
-  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, foreign_spawner, (void *)(intptr_t)(i + 1));
+  for (int i = 0; i < 4; i++)
+    pthread_create(&t[i], NULL, foreign_spawner, (void *)(intptr_t)(i + 1));
   for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(atomic_load(&spawned_sum), 4 * 20000);

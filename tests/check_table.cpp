@@ -22,7 +22,9 @@ static std::set<Edge> code_edges() {
   std::set<Edge> out;
   for (const Transition &t : kTransitions) {
     out.insert({state_name(t.from), state_name(t.to), t.who == Who::ENGINE ? "engine" : "notifier",
-                t.how == How::PLAIN ? "plain" : t.how == How::CAS ? "cas" : "locked"});
+                t.how == How::PLAIN ? "plain"
+                : t.how == How::CAS ? "cas"
+                                    : "locked"});
   }
   return out;
 }
@@ -46,7 +48,10 @@ static std::set<Edge> dot_edges(int *lines) {
     std::string attrs = m[3];
     ck_assert_msg(std::regex_search(attrs, c, color) && std::regex_search(attrs, s, style),
                   "edge without color/style: %s", line.c_str());
-    std::string how = c[1] == "black" ? "plain" : c[1] == "blue" ? "cas" : c[1] == "red" ? "locked" : "?";
+    std::string how = c[1] == "black"  ? "plain"
+                      : c[1] == "blue" ? "cas"
+                      : c[1] == "red"  ? "locked"
+                                       : "?";
     std::string who = s[1] == "solid" ? "engine" : s[1] == "dashed" ? "notifier" : "?";
     out.insert({m[1], m[2], who, how});
     (*lines)++;

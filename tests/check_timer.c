@@ -95,9 +95,7 @@ END_TEST
 
 /* ---- bad input ---- */
 static atomic_int ran;
-static void count_run(void *arg) {
-  atomic_fetch_add((atomic_int *)arg, 1);
-}
+static void count_run(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
 
 START_TEST(test_bad_input) {
   MR_Timer t = MR_TIMER_INIT, u = MR_TIMER_INIT;
@@ -114,7 +112,7 @@ START_TEST(test_bad_input) {
   mr_test_start(2, NULL);
   ck_assert_int_eq(MR_sleep_for(UINT64_MAX), MR_EOVERFLOW);
   ck_assert_int_eq(MR_sleep_for(UINT64_MAX - MR_now() / 2), MR_EOVERFLOW);
-  ck_assert_int_eq(MR_sleep_until(0), 0);    /* in the past: at once */
+  ck_assert_int_eq(MR_sleep_until(0), 0); /* in the past: at once */
   ck_assert_int_eq(MR_sleep_for(0), 0);
   ck_assert_int_eq(MR_timer_start(NULL, 0, count_run, &ran), MR_EINVAL);
   ck_assert_int_eq(MR_timer_start(&t, 0, NULL, &ran), MR_EINVAL);
@@ -193,17 +191,15 @@ enum { PAIRS = MR_TEST_SCALE(100000) };
 static MR_Timer race_t[2][256];
 static atomic_int race_runs[2][256];
 static atomic_long race_fired[2], race_cancelled[2], race_bad;
-static void race_fn(void *arg) {
-  atomic_fetch_add((atomic_int *)arg, 1);
-}
+static void race_fn(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
 
 /* Timers in a ring of 256: each slot is cancelled, or waited for until it fired, before reuse. */
 static void race_side(int side) {
   for (long k = 0; k < PAIRS / 2; k++) {
     int s = (int)(k % 256);
     MR_Timer *t = &race_t[side][s];
-    ck_assert_int_eq(MR_timer_start(t, MR_now() + (uint64_t)(k % 5) * 20000, race_fn,
-                                    &race_runs[side][s]), 0);
+    ck_assert_int_eq(
+        MR_timer_start(t, MR_now() + (uint64_t)(k % 5) * 20000, race_fn, &race_runs[side][s]), 0);
     int rc = MR_timer_cancel(t);
     if (rc == 0) {
       atomic_fetch_add(&race_cancelled[side], 1);
@@ -214,9 +210,7 @@ static void race_side(int side) {
     }
   }
 }
-static void race_ctx(void *arg) {
-  race_side((int)(intptr_t)arg);
-}
+static void race_ctx(void *arg) { race_side((int)(intptr_t)arg); }
 static void *race_thread(void *arg) {
   race_side((int)(intptr_t)arg);
   return NULL;
@@ -271,8 +265,8 @@ START_TEST(test_many_pending) {
   atomic_store(&ran, 0);
   uint64_t far = MR_now() + 3600000 * MS;
   for (int i = 0; i < PENDING; i++)
-    ck_assert_int_eq(MR_timer_start(&pending_t[i], far + (uint64_t)((i * 7919) % PENDING),
-                                    count_run, &ran), 0);
+    ck_assert_int_eq(
+        MR_timer_start(&pending_t[i], far + (uint64_t)((i * 7919) % PENDING), count_run, &ran), 0);
   ck_assert_int_eq(MR_sleep_for(100 * MS), 0);
   /* Cancel in an order unrelated to the heap's. */
   for (int i = 0; i < PENDING; i++)
@@ -295,8 +289,7 @@ static void busy(void *arg) {
   ck_assert_int_eq(MR_timer_start(t, MR_now() + 5 * MS, set_flag, NULL), 0);
   /* Spin without suspending: this engine never passes its idle loop meanwhile. */
   uint64_t stop = MR_now() + LOST;
-  while (!atomic_load(&taken_flag) && MR_now() < stop) {
-  }
+  while (!atomic_load(&taken_flag) && MR_now() < stop) {}
   atomic_store(&busy_saw_flag, atomic_load(&taken_flag));
   MR_future_signal(&busy_done, 1);
 }

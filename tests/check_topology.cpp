@@ -67,8 +67,7 @@ START_TEST(test_plan_cores_spreads_before_siblings) {
   Synthetic s(kSmt);
   std::string w;
   // One PU per core first, in core order; then the second PU of each core.
-  expect_plan(topo::plan_pinning(s.t, nullptr, 8, Pinning::CORES, &w),
-              {0, 2, 4, 6, 8, 10, 12, 14});
+  expect_plan(topo::plan_pinning(s.t, nullptr, 8, Pinning::CORES, &w), {0, 2, 4, 6, 8, 10, 12, 14});
   expect_plan(topo::plan_pinning(s.t, nullptr, 10, Pinning::CORES, &w),
               {0, 2, 4, 6, 8, 10, 12, 14, 1, 3});
   std::vector<int> all = topo::plan_pinning(s.t, nullptr, 16, Pinning::CORES, &w);

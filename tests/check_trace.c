@@ -135,7 +135,7 @@ END_TEST
  * counters of a region count that region's sparks only. */
 START_TEST(test_trace_regions) {
   mr_test_start(2, NULL);
-  ck_assert_int_eq(MR_trace_stop(), MR_EINVAL);  /* none on */
+  ck_assert_int_eq(MR_trace_stop(), MR_EINVAL); /* none on */
   ck_assert_int_eq(MR_trace_marker("nobody records this"), 0);
   for (int round = 0; round < 4; round++) {
     const char *name = round % 2 ? "region.json" : "region.eventlog";

@@ -11,16 +11,35 @@ using namespace mr::engine;
 
 // Every owner-only field of Engine: each must be a field of Engine and not of Shared (the
 // first half keeps the second from passing because of a misspelt name).
-#define MR_OWNER_ONLY_FIELDS(X)                                                                   \
-  X(current) X(next_ctx) X(handoffs) X(search) X(rr_level) X(rr_since) X(last_channel)           \
-  X(run_channel) X(run_since) X(sched) X(sched_san) X(sched_stack) X(free_small) X(free_regular)  \
-  X(n_free_small) X(n_free_regular) X(start_asleep) X(planned_pu) X(altstack)
+// clang-format off
+#define MR_OWNER_ONLY_FIELDS(X) \
+  X(current)                    \
+  X(next_ctx)                   \
+  X(handoffs)                   \
+  X(search)                     \
+  X(rr_level)                   \
+  X(rr_since)                   \
+  X(last_channel)               \
+  X(run_channel)                \
+  X(run_since)                  \
+  X(sched)                      \
+  X(sched_san)                  \
+  X(sched_stack)                \
+  X(free_small)                 \
+  X(free_regular)               \
+  X(n_free_small)               \
+  X(n_free_regular)             \
+  X(start_asleep)               \
+  X(planned_pu)                 \
+  X(altstack)
+// clang-format on
 
-#define MR_OWNER_ONLY_(field)                                                     \
-  template <class T>                                                              \
-  concept has_##field = requires(T *t) { t->field; };                             \
-  static_assert(has_##field<Engine> && !has_##field<Shared> &&                    \
-                    !has_##field<const Shared>,                                   \
+#define MR_OWNER_ONLY_(field)                                                              \
+  template <class T>                                                                       \
+  concept has_##field = requires(T * t) {                                                  \
+    t->field;                                                                              \
+  };                                                                                       \
+  static_assert(has_##field<Engine> && !has_##field<Shared> && !has_##field<const Shared>, \
                 "Engine::" #field " is not owner-only: another thread reaches it");
 MR_OWNER_ONLY_FIELDS(MR_OWNER_ONLY_)
 

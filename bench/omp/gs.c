@@ -26,8 +26,8 @@ static void init(double *g) {
   /* A boundary that is not constant, so the relaxation moves every point on every sweep. */
   for (long i = 0; i < n + 2; i++)
     for (long j = 0; j < n + 2; j++)
-      AT(g, i, j) = (i == 0 || j == 0 || i == n + 1 || j == n + 1) ? (double)((i * 7 + j * 3) % 11)
-                                                                   : 0.0;
+      AT(g, i, j) =
+          (i == 0 || j == 0 || i == n + 1 || j == n + 1) ? (double)((i * 7 + j * 3) % 11) : 0.0;
 }
 
 int main(int argc, char **argv) {
@@ -63,8 +63,10 @@ int main(int argc, char **argv) {
   for (long s = 0; s < sweeps; s++)
     for (long bi = 1; bi <= nb; bi++)
       for (long bj = 1; bj <= nb; bj++) {
-#pragma omp task firstprivate(bi, bj) depend(inout : TOK(bi, bj))                          \
-    depend(in : TOK(bi - 1, bj), TOK(bi, bj - 1), TOK(bi + 1, bj), TOK(bi, bj + 1))
+#pragma omp task firstprivate(bi, bj) depend(inout          \
+                                             : TOK(bi, bj)) \
+    depend(in                                               \
+           : TOK(bi - 1, bj), TOK(bi, bj - 1), TOK(bi + 1, bj), TOK(bi, bj + 1))
         relax_block(g, 1 + (bi - 1) * b, 1 + (bj - 1) * b);
       }
   double t = ob_now() - t0;

@@ -8,9 +8,8 @@
 #include "ompbench.h"
 
 /* Solutions for n = 0..16 (OEIS A000170). */
-static const long kSolutions[] = {1,     1,      0,      0,       2,        10,
-                                  4,     40,     92,     352,     724,      2680,
-                                  14200, 73712,  365596, 2279184, 14772512};
+static const long kSolutions[] = {1,   1,   0,    0,     2,     10,     4,       40,      92,
+                                  352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512};
 
 /* The board as three bit masks: columns taken, and the two diagonals, shifted to this row. */
 static long solve(int n, int row, unsigned cols, unsigned diag1, unsigned diag2) {

@@ -139,17 +139,28 @@ int main(int argc, char **argv) {
   int custom = 0;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc || strlen(argv[i]) != 2 || argv[i][0] != '-') {
-      fprintf(stderr, "usage: %s [-b b0] [-q q] [-m m] [-r seed]  (binomial trees; T3 by default)\n",
+      fprintf(stderr,
+              "usage: %s [-b b0] [-q q] [-m m] [-r seed]  (binomial trees; T3 by default)\n",
               argv[0]);
       return 2;
     }
     custom = 1;
     switch (argv[i][1]) {
-      case 'b': P.b0 = arg_double(argv, i + 1, 0, 1e6); break;
-      case 'q': P.q = arg_double(argv, i + 1, 0, 1); break;
-      case 'm': P.m = (int)ob_arg(argc, argv, i + 1, 0, 0, 100); break;
-      case 'r': P.seed = (int)ob_arg(argc, argv, i + 1, 0, 0, 2147483647); break;
-      default: fprintf(stderr, "%s: unknown flag %s\n", argv[0], argv[i]); return 2;
+      case 'b':
+        P.b0 = arg_double(argv, i + 1, 0, 1e6);
+        break;
+      case 'q':
+        P.q = arg_double(argv, i + 1, 0, 1);
+        break;
+      case 'm':
+        P.m = (int)ob_arg(argc, argv, i + 1, 0, 0, 100);
+        break;
+      case 'r':
+        P.seed = (int)ob_arg(argc, argv, i + 1, 0, 0, 2147483647);
+        break;
+      default:
+        fprintf(stderr, "%s: unknown flag %s\n", argv[0], argv[i]);
+        return 2;
     }
   }
   /* T3's published counts (../shared/UTS.md); another tree is checked against the sequential

@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FAIL(...)                                                  \
-  do {                                                             \
-    fprintf(stderr, "design: %s: ", __func__);                     \
-    fprintf(stderr, __VA_ARGS__);                                  \
-    fputc('\n', stderr);                                           \
-    exit(1);                                                       \
+#define FAIL(...)                              \
+  do {                                         \
+    fprintf(stderr, "design: %s: ", __func__); \
+    fprintf(stderr, __VA_ARGS__);              \
+    fputc('\n', stderr);                       \
+    exit(1);                                   \
   } while (0)
 
 static int tp_value = -1;
@@ -65,7 +65,8 @@ static int test_threadprivate(void) {
     if (tids[r][0] != main_tid) FAIL("round %d: member 0 did not run on the calling thread", r);
     for (int i = 0; i < N; i++)
       for (int j = i + 1; j < N; j++)
-        if (tids[r][i] == tids[r][j]) FAIL("round %d: members %d and %d share an OS thread", r, i, j);
+        if (tids[r][i] == tids[r][j])
+          FAIL("round %d: members %d and %d share an OS thread", r, i, j);
     if (r > 0)
       for (int i = 0; i < N; i++)
         if (tids[r][i] != tids[r - 1][i]) FAIL("member %d changed OS thread between regions", i);
@@ -191,13 +192,13 @@ static int test_depend_release(void) {
         RAN(4 + k);
         /* A short spin that varies with the round, so that the writers complete at different
          * points of the reader's registration. */
-        for (volatile int spin = (r * 7 + k * 13) % 64; spin > 0; spin--) {
-        }
+        for (volatile int spin = (r * 7 + k * 13) % 64; spin > 0; spin--) {}
         slot[k] = k + 1;
       }
     }
-#pragma omp task depend(in : slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], \
-                            slot[7], d) shared(slot, d, sum, ran, bad)
+#pragma omp task depend(in                                                                        \
+                        : slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], slot[7], \
+                          d) shared(slot, d, sum, ran, bad)
     {
       RAN(4 + K);
       int s = 0;
@@ -239,7 +240,9 @@ static int test_depend_wavefront(void) {
   for (int s = 1; s <= SWEEPS; s++)
     for (int i = 1; i <= N; i++)
       for (int j = 1; j <= N; j++) {
-#pragma omp task depend(inout : cell[i][j]) depend(in : cell[i - 1][j], cell[i][j - 1]) \
+#pragma omp task depend(inout                                                  \
+                        : cell[i][j]) depend(in                                \
+                                             : cell[i - 1][j], cell[i][j - 1]) \
     firstprivate(i, j, s) shared(cell, bad)
         {
           /* The row above and the column to the left have done this sweep (the border is 0). */
@@ -269,7 +272,8 @@ static int test_barrier_runs_tasks(void) {
       __atomic_add_fetch(&done, 1, __ATOMIC_RELAXED);
     }
 #pragma omp barrier
-    if (__atomic_load_n(&done, __ATOMIC_RELAXED) != TASKS) __atomic_store_n(&done, -1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&done, __ATOMIC_RELAXED) != TASKS)
+      __atomic_store_n(&done, -1, __ATOMIC_RELAXED);
   }
   if (done != TASKS) FAIL("tasks not complete at the barrier (%d of %d)", done, TASKS);
   return 0;
@@ -293,8 +297,7 @@ static int test_locks(void) {
     simple++;
     omp_unset_lock(&l);
   }
-  if (nested != 4000 || simple != 4000)
-    FAIL("counters are %ld and %ld, not 4000", nested, simple);
+  if (nested != 4000 || simple != 4000) FAIL("counters are %ld and %ld, not 4000", nested, simple);
   if (omp_test_nest_lock(&nl) != 1 || omp_test_nest_lock(&nl) != 2) FAIL("nest lock depth wrong");
   omp_unset_nest_lock(&nl);
   omp_unset_nest_lock(&nl);
@@ -463,7 +466,8 @@ static int test_nonmonotonic(void) {
    * the loop: that member must take no earlier chunk afterwards, however the others steal. */
   for (int rep = 0; rep < 200; rep++) {
     int n = 3 + rep % 40, last = -1, lin = 5;
-#pragma omp parallel for schedule(nonmonotonic : dynamic, 1) lastprivate(last) linear(lin : 3) \
+#pragma omp parallel for schedule(nonmonotonic                                    \
+                                  : dynamic, 1) lastprivate(last) linear(lin : 3) \
     num_threads(2 + rep % 2)
     for (int i = 0; i < n; i++) {
       if (i < n / 3 && rep % 3 == 0) usleep(50); /* the first run is slow: the others steal */
@@ -511,7 +515,8 @@ static int test_kept_team(void) {
     for (int i = 0; i < N; i++) __atomic_add_fetch(&count2[i], 1, __ATOMIC_RELAXED);
     if (size != nt) FAIL("region %d: a team of %d, not %d", r, size, nt);
     if (singles != 2) FAIL("region %d: single constructs ran %d times, not 2", r, singles);
-    if (wrong_icv) FAIL("region %d: %d members did not see the schedule set before it", r, wrong_icv);
+    if (wrong_icv)
+      FAIL("region %d: %d members did not see the schedule set before it", r, wrong_icv);
     for (int i = 0; i < N; i++)
       if (count[i] != 1 || count2[i] != 1)
         FAIL("region %d (schedule %d, chunk %d, %d threads): iteration %d ran %d and %d times", r,
@@ -522,8 +527,7 @@ static int test_kept_team(void) {
 
 static void spin_us(int us) {
   double until = omp_get_wtime() + us * 1e-6;
-  while (omp_get_wtime() < until) {
-  }
+  while (omp_get_wtime() < until) {}
 }
 
 /* k top-level regions of 2 members, each checking its team; the creator stays busy between
@@ -532,8 +536,7 @@ static void regions_of_two(int k, int *wrong) {
   for (int r = 0; r < k; r++) {
 #pragma omp parallel num_threads(2)
     {
-      if (omp_get_num_threads() != 2)
-        __atomic_add_fetch(wrong, 1, __ATOMIC_RELAXED);
+      if (omp_get_num_threads() != 2) __atomic_add_fetch(wrong, 1, __ATOMIC_RELAXED);
       if (omp_get_thread_num() == 0) spin_us(30);
     }
     spin_us(20);
@@ -610,17 +613,23 @@ int main(int argc, char **argv) {
     const char *name;
     int (*fn)(void);
   } tests[] = {
-      {"runtime", test_runtime},   {"threadprivate", test_threadprivate},
-      {"barrier", test_barrier},   {"tied", test_tied},
-      {"depend", test_depend},     {"depend-release", test_depend_release},
+      {"runtime", test_runtime},
+      {"threadprivate", test_threadprivate},
+      {"barrier", test_barrier},
+      {"tied", test_tied},
+      {"depend", test_depend},
+      {"depend-release", test_depend_release},
       {"depend-wavefront", test_depend_wavefront},
       {"barrier-tasks", test_barrier_runs_tasks},
-      {"locks", test_locks},       {"ordered", test_ordered},
+      {"locks", test_locks},
+      {"ordered", test_ordered},
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
       {"depend-undeferred", test_depend_undeferred},
-      {"nonmonotonic", test_nonmonotonic}, {"kept-team", test_kept_team},
-      {"idle", test_idle},                 {"shutdown", test_shutdown},
+      {"nonmonotonic", test_nonmonotonic},
+      {"kept-team", test_kept_team},
+      {"idle", test_idle},
+      {"shutdown", test_shutdown},
       {"two-creators", test_two_creators},
       {"unsupported", test_unsupported},
   };

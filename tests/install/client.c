@@ -21,8 +21,10 @@ static void sum_range(void *arg) {
     unsigned long mid = r->lo + (r->hi - r->lo) / 2;
     Range left = {0, 0, 0}, right = {0, 0, 0};
     MR_SyncTerm st;
-    left.lo = r->lo; left.hi = mid;
-    right.lo = mid; right.hi = r->hi;
+    left.lo = r->lo;
+    left.hi = mid;
+    right.lo = mid;
+    right.hi = r->hi;
     MR_sync_term_init(&st, 2);
     MR_fork_new_child(&st, sum_range, &right);
     sum_range(&left);
