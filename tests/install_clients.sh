@@ -5,7 +5,8 @@
 # staged tree (tests/install/client.c) twice: through pkg-config, and through CMake's
 # find_package(mrengine CONFIG) and its target mrengine::mrengine. The staged tree is not where
 # it was configured to go, so the CMake client also shows that the package finds itself from its
-# own location. .ci/run runs it as the "install" stage.
+# own location. Also: make install prefix=DIR is refused before anything is installed. .ci/run
+# runs it as the "install" stage.
 set -eu
 build=${1:-.}
 src=$(cd "$(dirname "$0")" && pwd)/install
@@ -15,6 +16,12 @@ root=$work/root
 
 fail() { echo "FAIL: $*"; exit 1; }
 
+# A prefix given at install time is refused before anything is installed (Makefile.am).
+if make -C "$build" install prefix="$work/moved" >"$work/moved.log" 2>&1; then
+  fail "make install prefix=DIR was accepted"
+fi
+grep -q "Run ./configure --prefix=DIR" "$work/moved.log" || fail "make install prefix=DIR: no reason"
+[ ! -e "$work/moved" ] || fail "make install prefix=DIR installed something"
 make -C "$build" install DESTDIR="$root" >"$work/install.log" 2>&1 ||
   { tail -40 "$work/install.log"; fail "make install"; }
 pc=$(find "$root" -name mrengine.pc)
