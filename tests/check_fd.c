@@ -150,15 +150,21 @@ START_TEST(test_foreign_thread) {
 }
 END_TEST
 
-/* A thread that is not an engine gets the codes a context gets (mrengine.h, MR_wait_fd). */
-static void check_thread_codes(void) {
-  int fds[2];
+/* A regular file (unlinked: it goes when closed) and a pipe, for the error codes. */
+static int file_and_pipe(int fds[2]) {
   char path[] = "/tmp/mrengine-check-fd-XXXXXX";
   int file = mkstemp(path);
-  uint64_t t0;
   ck_assert_int_ge(file, 0);
   unlink(path);
   ck_assert_int_eq(pipe(fds), 0);
+  return file;
+}
+
+/* A thread that is not an engine gets the codes a context gets (mrengine.h, MR_wait_fd). */
+static void check_thread_codes(void) {
+  int fds[2];
+  int file = file_and_pipe(fds);
+  uint64_t t0;
   ck_assert_int_eq(MR_wait_fd(-1, MR_FD_READ, 0), MR_EBADF);
   ck_assert_int_eq(MR_wait_fd(file, MR_FD_READ, 0), MR_ENOTPOLL);
   ck_assert_int_eq(MR_wait_fd(fds[0], 0, 0), MR_EINVAL);
@@ -250,12 +256,8 @@ static void noop_unpark(void *ctx, int engine) {
 
 START_TEST(test_errors) {
   int fds[2];
-  char path[] = "/tmp/mrengine-check-fd-XXXXXX";
-  int file = mkstemp(path);
+  int file = file_and_pipe(fds);
   MR_Config c;
-  ck_assert_int_ge(file, 0);
-  unlink(path);
-  ck_assert_int_eq(pipe(fds), 0);
   /* The flag with a park hook. */
   MR_config_default(&c);
   c.flags |= MR_CONFIG_IGNORE_ENV | MR_CONFIG_QUIET | MR_CONFIG_FD_WAITS;
