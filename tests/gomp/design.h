@@ -1,0 +1,38 @@
+/* design.h: what the design-point programs of libmrgomp share (design.c runs them by name). */
+#ifndef MR_GOMP_DESIGN_H
+#define MR_GOMP_DESIGN_H
+
+#define _GNU_SOURCE
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Report what was wrong, in the calling test's name, and fail the run. */
+#define FAIL(...)                              \
+  do {                                         \
+    fprintf(stderr, "design: %s: ", __func__); \
+    fprintf(stderr, __VA_ARGS__);              \
+    fputc('\n', stderr);                       \
+    exit(1);                                   \
+  } while (0)
+
+/* A threadprivate variable (design.c): its address tells the thread a task runs on. */
+extern int tp_value;
+#pragma omp threadprivate(tp_value)
+
+static inline long os_tid(void) { return (long)syscall(SYS_gettid); }
+
+/* Tasks: tied tasks, dependences, barriers and task reductions (design_tasks.c). */
+int test_tied(void);
+int test_depend(void);
+int test_depend_release(void);
+int test_depend_wavefront(void);
+int test_barrier_runs_tasks(void);
+int test_task_reduction(void);
+int test_ordered(void);
+int test_cancel_undeferred(void);
+int test_depend_undeferred(void);
+
+#endif
