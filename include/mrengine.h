@@ -454,7 +454,7 @@ MR_EXTERN int MR_context_bind_here(void);
 /* ---- Channels: scheduling classes (doc/api.md, "Channels") ----------------------------------- */
 
 /* A channel is a queue of runnable contexts with a priority level (0 is the highest), a kind
- * (FIFO, or earliest deadline first), a close policy (what MR_shutdown does with its contexts)
+ * (FIFO, or earliest deadline first), a close policy (what MR_shutdown and MR_channel_close do)
  * and a followup channel: where its contexts are queued when they become runnable again after a
  * suspension (a join, a future, loop control, a blocking region, MR_yield, a sleep or fd wait).
  * Sparks belong to the channel of the context that initialised their sync term, and a context
