@@ -157,8 +157,8 @@ START_TEST(test_drop_drops_queued) {
 END_TEST
 
 /* A context closes its own channel, with 5 fellows it spawned queued behind it. Drop: it runs on
- * to its next suspension, where it is dropped (on_drop called), and its fellows with it. Complete: it and they finish.
- * _i: 0 drop, 1 complete. */
+ * to its next suspension, where it is dropped (on_drop called), and its fellows with it.
+ * Complete: it and they finish. _i: 0 drop, 1 complete. */
 static atomic_int close_rc, after_close;
 static void closes_own(void *arg) {
   (void)arg;
