@@ -82,6 +82,10 @@ int wait_channel(int ch) {
 }
 
 void call_on_drops_at_stop() {
+  // The primordial context never switches again, and its engine's scheduler fiber is forgotten:
+  // with no current context, an on_drop that waits stops the process with a message
+  // (suspend_self's check) rather than switch to it, and a context it makes runnable is queued.
+  this_engine()->current = nullptr;
   context_each(
       [](Context *c, void *) {
         if (c->spawned.fn) call_on_drop(c);
