@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "context.hpp"
+#include "future.hpp"
 #include "mrengine.h"
 
 namespace mr::engine {
@@ -46,9 +47,17 @@ struct Channel {
   std::mutex lock;
   Context *head = nullptr, *tail = nullptr;
   DeadlineQueue by_deadline;
-  // What MR_shutdown dropped of the channel (relaxed: read after the engines stopped).
+  // What MR_shutdown or MR_channel_close dropped of the channel (relaxed: read after the
+  // engines stopped, or by MR_channel_stats, exact at a quiescent point).
   std::atomic<std::uint64_t> contexts_dropped{0};
   std::atomic<std::uint64_t> sparks_dropped{0};
+  // MR_channel_close (close.cpp; doc/design.md, "Closing a channel"): bit 0 set once the channel
+  // is closed, and above it (in units of kRoot) its spawned contexts whose function has not
+  // returned and which were not dropped. One word, so that every spawn's RMW is before the
+  // close's (and counted) or after it (and refused). Channel 0 is never closed nor counted.
+  static constexpr std::uint64_t kClosed = 1, kRoot = 2;
+  std::atomic<std::uint64_t> roots{0};
+  Future done{};  // signalled once the channel is closed and `roots` has none (MR_channel_wait)
 };
 
 class Channels {

@@ -6,12 +6,91 @@
 
 #include <cstddef>
 
+#include "future.hpp"
+#include "join.hpp"
+
 namespace mr::engine {
 
+namespace {
+
+// c, spawned and not done, is dropped: its on_drop, once (the fields are cleared first).
+void call_on_drop(Context *c) {
+  Context::Spawned s = c->spawned;
+  c->spawned = {};
+  if (s.on_drop) s.on_drop(s.arg);
+}
+
+}  // namespace
+
 void drop_context(Context *c) {
-  // relaxed: a count read after the engines stopped.
+  // relaxed: a count read after the engines stopped, or by MR_channel_stats.
   g_rt->channels[c->channel].contexts_dropped.fetch_add(1, std::memory_order_relaxed);
   c->dropped = true;  // freed with the runtime (Context::dropped says why not now)
+  if (c->spawned.fn) {
+    call_on_drop(c);
+    root_done(c->channel);
+  }
+}
+
+int count_root(int ch) {
+  if (ch == MR_CHANNEL_DEFAULT) return 0;
+  std::atomic<std::uint64_t> &w = g_rt->channels[ch].roots;
+  // relaxed load and CAS: only the order of RMWs on this word matters here (every spawn's CAS
+  // is before the close's RMW or after it); the context's decrement in root_done follows this
+  // CAS through the context's queueing and run, so coherence puts it after.
+  std::uint64_t v = w.load(std::memory_order_relaxed);
+  do {
+    if (v & Channel::kClosed) return MR_ECLOSED;
+  } while (!w.compare_exchange_weak(v, v + Channel::kRoot, std::memory_order_relaxed));
+  return 0;
+}
+
+void root_done(int ch) {
+  if (ch == MR_CHANNEL_DEFAULT) return;
+  Channel &c = g_rt->channels[ch];
+  // acq_rel: release publishes what this context did to the waiters; acquire (for the last)
+  // takes the other contexts' releases, so that the signal below carries them all.
+  if (c.roots.fetch_sub(Channel::kRoot, std::memory_order_acq_rel) ==
+      (Channel::kRoot | Channel::kClosed))
+    future_signal(&c.done, 1);
+}
+
+int close_channel(int ch) {
+  // relaxed: a close that races MR_shutdown's beginning is one more closed channel it stops.
+  if (g_rt->closing.load(std::memory_order_relaxed)) return MR_ESHUTDOWN;
+  Channel &c = g_rt->channels[ch];
+  // relaxed: engines read the bit relaxed; a context that misses it runs once more, to its next
+  // suspension or its end (either way it leaves the count). Set before the closed bit, so that
+  // a second close finds it set.
+  if (c.close == Close::DROP)
+    g_rt->closed_drops.fetch_or(std::uint64_t{1} << ch, std::memory_order_relaxed);
+  // acq_rel: the one RMW that closes (later spawns read kClosed in their CAS and are refused);
+  // acquire, if no context is left, takes their releases for the signal, as root_done does.
+  std::uint64_t old = c.roots.fetch_or(Channel::kClosed, std::memory_order_acq_rel);
+  if (old & Channel::kClosed) return MR_ECLOSED;
+  if (old == 0) future_signal(&c.done, 1);
+  return 0;
+}
+
+int wait_channel(int ch) {
+  Channel &c = g_rt->channels[ch];
+  // relaxed: the caller closed ch itself, or knows it closed; a stale open is MR_EINVAL.
+  if ((c.roots.load(std::memory_order_relaxed) & Channel::kClosed) == 0) return MR_EINVAL;
+  if (current_channel() == ch) return MR_EDEADLK;
+  (void)future_wait(&c.done);
+  return 0;
+}
+
+void call_on_drops_at_stop() {
+  // The primordial context never switches again, and its engine's scheduler fiber is forgotten:
+  // with no current context, an on_drop that waits stops the process with a message
+  // (suspend_self's check) rather than switch to it, and a context it makes runnable is queued.
+  this_engine()->current = nullptr;
+  context_each(
+      [](Context *c, void *) {
+        if (c->spawned.fn) call_on_drop(c);
+      },
+      nullptr);
 }
 
 bool keep_spark(const Task &t) {

@@ -1,7 +1,9 @@
-// close.hpp: what MR_shutdown does with the channels' work (doc/design.md, "Closing"). Once it
-// begins, the contexts of drop channels are dropped when they would next run, and their sparks
-// when a scheduler would turn them into work; complete channels run to the end. The one place
-// that decides whether a channel still accepts spawns, and whether channels may still be made.
+// close.hpp: closing channels (doc/design.md, "Closing" and "Closing a channel"). Once
+// MR_shutdown begins, the contexts of drop channels are dropped when they would next run, and
+// their sparks when a scheduler would turn them into work; complete channels run to the end.
+// MR_channel_close closes one channel while the runtime runs: its spawns are refused, and, if it
+// drops, its spawned contexts are dropped when they would next run. The one place that decides
+// whether a channel still accepts spawns, and whether channels may still be made.
 #ifndef MR_ENGINE_CLOSE_HPP
 #define MR_ENGINE_CLOSE_HPP
 
@@ -9,10 +11,31 @@
 
 namespace mr::engine {
 
-// Count a context that MR_shutdown drops in its channel and forget it: it never runs again (no
-// destructors run on its stack), and it is freed with the runtime. Any thread, holding the only
-// reference to c (c was runnable: nothing it waited for still points to it).
+// Count a context that MR_shutdown or MR_channel_close drops in its channel and forget it: it
+// never runs again (no destructors run on its stack), and it is freed with the runtime. A
+// spawned one's on_drop is called here and it leaves its channel's count (root_done). Called
+// only by an engine's scheduler, holding the only reference to c (c was runnable: nothing it
+// waited for still points to it).
 void drop_context(Context *c);
+
+// Count a context about to be spawned in channel ch, unless ch is closed: 0 or MR_ECLOSED. Any
+// thread. Channel 0 is never closed, and its contexts are not counted.
+int count_root(int ch);
+
+// A context counted by count_root has finished its function, or been dropped (or its spawn
+// failed): when it was the last of a closed channel, that channel's waiters resume. Any thread.
+void root_done(int ch);
+
+// MR_channel_close and MR_channel_wait (mrengine.h has the codes; ch exists and is not 0). Any
+// thread; close_channel while running, wait_channel also in a context.
+int close_channel(int ch);
+int wait_channel(int ch);
+
+// Call the on_drop of every spawned context still alive whose function has not returned (the
+// contexts dropped when the runtime is freed). Called only by the thread of the shutdown (engine
+// 0's, which then has no current context), once every engine and backup thread has stopped and
+// before any context is freed.
+void call_on_drops_at_stop();
 
 // Is spark t to be run? If MR_shutdown drops it, it is counted in its channel and forgotten: it
 // never runs and its join never completes (its parent, of the same channel, is dropped or swept

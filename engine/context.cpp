@@ -76,6 +76,17 @@ void context_destroy(Context *c) {
   delete c;
 }
 
+void context_each(void (*f)(Context *c, void *arg), void *arg) {
+  Context *c;
+  {
+    std::lock_guard<std::mutex> lk(g_all_lock);
+    c = g_all;
+  }
+  // Unlocked from here: nothing makes or frees a context now (context.hpp), and f may call
+  // code that takes the lock.
+  for (; c; c = c->all_next) f(c, arg);
+}
+
 std::size_t context_drop_all(std::uint64_t *per_channel) {
   std::size_t n = 0;
   for (;;) {

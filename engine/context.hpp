@@ -61,9 +61,19 @@ struct Context {
   // context is first published; then read by whoever queues or runs it (ordered like `fiber`).
   int channel = 0;
   std::uint64_t deadline = 0;  // its order in a deadline channel (MR_SpawnOptions.deadline)
-  // MR_shutdown dropped it (close.hpp): it never runs again, and its stack stays mapped until
-  // the runtime is freed, since sparks of its conjunctions may still be on deques.
+  // MR_shutdown or MR_channel_close dropped it (close.hpp): it never runs again, and its stack
+  // stays mapped until the runtime is freed, since sparks of its conjunctions may still be on
+  // deques.
   bool dropped = false;
+  // A spawned context (MR_spawn) while its function has not returned: what it runs, and what to
+  // call if it is dropped before (close.hpp). All null otherwise (a spark's context, a free one,
+  // one whose function returned). Set before the context is first published (ordered like
+  // `fiber`); cleared by the context itself when the function returns, or by whoever drops it.
+  struct Spawned {
+    void (*fn)(void *) = nullptr;
+    void *arg = nullptr;
+    void (*on_drop)(void *) = nullptr;
+  } spawned;
   boost::intrusive::set_member_hook<> deadline_hook;  // a deadline channel's queue
   ContextKind kind = ContextKind::SMALL;
   // Set when the context suspends (a join, a future, loop control, or a blocking region moving
@@ -124,6 +134,10 @@ Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, C
 // Destroy a free context (suspended at the top of its loop): forget its fiber and unmap its
 // stack. Any thread, with the runtime stopping (no engine may hold a pointer to it).
 void context_destroy(Context *c);
+
+// Call f(c, arg) for every context that context_destroy has not freed. Called only when the
+// runtime is freed, with no engine or backup thread running (none is made or freed meanwhile).
+void context_each(void (*f)(Context *c, void *arg), void *arg);
 
 // Free every context that context_destroy has not freed, without unwinding its stack (it may be
 // suspended in the middle of a task: nothing of it runs again), and return how many there were

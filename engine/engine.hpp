@@ -162,6 +162,9 @@ struct Runtime {
   // drop channels are dropped when they would next run (doc/design.md, "Closing"). Read
   // relaxed on the scheduler's paths; never written while the runtime runs before that.
   std::atomic<bool> closing{false};
+  // The drop channels that MR_channel_close closed, a bit each (set once, fetch_or release in
+  // close.cpp): their spawned contexts are dropped when they would next run. Read relaxed.
+  std::atomic<std::uint64_t> closed_drops{0};
   bool timing = false;  // per-channel time is measured (--stats, round-robin); frozen
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
   // at each spawned context's end, so not on the shutdown flag's line.
@@ -263,11 +266,16 @@ inline int queue_channel(const Context *c) {
   return c->suspended ? g_rt->channels.followup(c->channel) : c->channel;
 }
 
-// Is c to be dropped rather than run (MR_shutdown has begun and c's channel drops)? Any thread.
+// Is c to be dropped rather than run? MR_shutdown has begun and c's channel drops, or c is a
+// spawned context whose function has not returned and MR_channel_close closed its drop
+// channel. Any thread that is about to run c.
 inline bool dropping(const Context *c) {
-  // relaxed: a context that misses the flag runs once more, to its next suspension.
-  return g_rt->closing.load(std::memory_order_relaxed) &&
-         g_rt->channels[c->channel].close == Close::DROP;
+  // relaxed (both): a context that misses either flag runs once more, to its next suspension.
+  if (g_rt->closing.load(std::memory_order_relaxed) &&
+      g_rt->channels[c->channel].close == Close::DROP)
+    return true;
+  return c->spawned.fn &&
+         ((g_rt->closed_drops.load(std::memory_order_relaxed) >> c->channel) & 1) != 0;
 }
 inline bool dropping(const Join *j) {
   return g_rt->closing.load(std::memory_order_relaxed) &&

@@ -84,7 +84,7 @@ void finish_task(Context *self, Join *j) {
     if (p == nullptr) fatal(kTooManyBranches);
     // relaxed closing: a parent that misses it is dropped at its next suspension.
     if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
-        from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) &&
+        from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) && !dropping(p) &&
         !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
       // spark in hand (this engine's own, not counted yet) back where it was. A stolen spark
@@ -104,6 +104,16 @@ void finish_task(Context *self, Join *j) {
     return;
   }
   switch_to_scheduler(e, self, [e, self] { release_context(e, self); });
+}
+
+// The task of a spawned context: its function, then it leaves its channel's count (a function
+// that returned is never dropped: spawned is cleared first).
+void run_spawned(void *self_) {
+  auto *self = static_cast<Context *>(self_);
+  Context::Spawned s = self->spawned;
+  s.fn(s.arg);
+  self->spawned = {};  // self: the same record on whatever engine the function ended
+  root_done(self->channel);
 }
 
 // A spark from a thread that is not an engine: into the injector, then the post-work check
@@ -204,28 +214,42 @@ int bind_here() {
   return e->id;
 }
 
-int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline) {
+int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline,
+          const Root *root) {
   Engine *e = this_engine();
   // MR_shutdown_now has begun, or MR_shutdown has and the channel drops its contexts (for the
   // rest, MR_shutdown closes the counter below).
   if (!accepts_spawns(channel)) return MR_ESHUTDOWN;
+  // MR_channel_close refuses a root, or it is counted in its channel until it ends (close.hpp).
+  if (root) {
+    if (int rc = count_root(channel); rc != 0) return rc;
+  }
   bool drops = g_rt->channels[channel].close == Close::DROP;
   // A drop channel's context is not waited for: its join keeps a unit of its own (Runtime).
   Join &spawned = drops ? g_rt->spawned_drop : g_rt->spawned;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
   std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
   do {
-    if (c == 0) return MR_ESHUTDOWN;
+    if (c == 0) {
+      if (root) root_done(channel);
+      return MR_ESHUTDOWN;
+    }
     // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
   } while (!spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
   Context *ctx = get_context(e, ContextKind::REGULAR);
   if (!ctx) {
-    // Undo our unit; the primordial cannot be waiting on it alone (we were counted, it is >= 2
+    // Undo our units; the primordial cannot be waiting on it alone (we were counted, it is >= 2
     // unless the waiter already left, and it only leaves at 0).
+    if (root) root_done(channel);
     if (spawned.count.fetch_sub(1, std::memory_order_acq_rel) == 1) schedule(spawned.parent);
     return MR_ENOMEM;
   }
-  ctx->task = Task{fn, arg, &spawned};
+  if (root) {
+    ctx->spawned = {fn, arg, root->on_drop};
+    ctx->task = Task{run_spawned, ctx, &spawned};
+  } else {
+    ctx->task = Task{fn, arg, &spawned};
+  }
   ctx->bound = engine;
   ctx->channel = channel;
   ctx->deadline = deadline;

@@ -32,8 +32,16 @@ void suspend_on_join(Engine *e, Join *j);
 // A new context running fn(arg), unbound (engine -1) or bound to `engine`, of channel `channel`
 // (an existing one; `deadline` its order if it is a deadline channel), counted in the spawn join
 // that MR_shutdown waits on (or, for a drop channel, in the one nobody waits on). Any thread
-// while running. Returns 0, MR_ENOMEM or MR_ESHUTDOWN.
-int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline);
+// while running. With `root` (MR_spawn's contexts), it is counted in its channel until fn
+// returns (MR_channel_close refuses it, and MR_channel_wait waits for it), and root->on_drop
+// (may be null) is called with arg if it is dropped before fn returned (close.hpp); without
+// (loop control's iterations, timers' contexts: the work of something else), neither. Returns
+// 0, MR_ENOMEM, MR_ECLOSED (a root in a closed channel) or MR_ESHUTDOWN.
+struct Root {
+  void (*on_drop)(void *);
+};
+int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline,
+          const Root *root = nullptr);
 
 // The channel of the context running on the calling engine, or MR_CHANNEL_DEFAULT on a thread
 // that is not an engine (or in a blocking region on a backup thread). Any thread.

@@ -160,6 +160,9 @@ void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   for (int i = 0; i < g_rt->n; i++)
     while (g_rt->engines[i]->deque.pop(t)) per_sparks[t.join->channel]++;  // no thief is left
   while (g_rt->injector.pop(&t)) per_sparks[t.join->channel]++;
+  // The on_drop of what is left, while every stack is mapped: a future it signals may queue
+  // a waiter (unqueued and freed below, never run) or wake a thread.
+  call_on_drops_at_stop();
   // Unqueue what the channels still hold (a deadline channel's tree links its contexts, and a
   // linked context must not be destroyed); context_drop_all counts and frees them below.
   for (int ch = 0; ch < g_rt->channels.count(); ch++)

@@ -123,7 +123,8 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
       next = take_runnext(e);
     if (next) {
       const int level = g_rt->channels.level(queue_channel(next));
-      if (queued_above(level) || queued_at < level) {
+      // A context that a closed channel drops goes to its queue too: the scheduler drops it.
+      if (queued_above(level) || queued_at < level || dropping(next)) {
         enqueue(next);  // it waits its turn in its queue
         next = nullptr;
       }

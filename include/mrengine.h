@@ -61,7 +61,9 @@ extern "C" {
   XX(ELEVEL, -18, "priority level out of range")                                               \
   XX(ECHANNELS, -19, "too many channels (MR_MAX_CHANNELS exist)")                              \
   XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")          \
-  XX(ECLOSED, -21, "the scope has ended")
+  XX(ECLOSED, -21, "closed: the scope has ended, or the channel is closed")                    \
+  XX(EDROPPED, -22, "the context was dropped before its function returned")                    \
+  XX(EDEADLK, -23, "the caller would wait for itself (it is a context of that channel)")
 
 /* An enum made of a table, which clang-format would take for an expression. */
 /* clang-format off */
@@ -69,7 +71,7 @@ typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -22
+  MR_ERRNO_END_ = -24
 } MR_Errno;
 /* clang-format on */
 
@@ -407,9 +409,12 @@ typedef struct MR_SpawnOptions {
   int channel;    /* the context's channel (MR_CHANNEL_DEFAULT, or one MR_channel_create made) */
   uint64_t deadline; /* a deadline channel's order (MR_now() clock, ns; earliest runs first);
                         must be 0 for a FIFO channel */
+  void (*on_drop)(void *arg); /* NULL, or called once with MR_spawn's arg if the context is
+                                 dropped before fn returned (below); never if fn returned */
 } MR_SpawnOptions;
 
-/* Fill *opts with the defaults (unbound, MR_CHANNEL_DEFAULT, no deadline). Any thread. */
+/* Fill *opts with the defaults (unbound, MR_CHANNEL_DEFAULT, no deadline, no on_drop). Any
+ * thread. */
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
 
 /* Run fn(arg) in a new context with a regular-size stack, on opts->channel's queue (or, bound,
@@ -417,8 +422,23 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * default channel. Any thread while the runtime runs. Returns 0; MR_ENOTINIT; MR_EINVAL (fn
  * NULL, bad opts->size, opts->flags not 0); MR_ERANGE (no such engine); MR_ENOCHANNEL;
  * MR_EDEADLINE (a deadline for a FIFO channel, or 0 for a deadline channel); MR_ENOMEM (no stack
- * could be mapped); MR_ESHUTDOWN. MR_shutdown waits for every spawned context of a complete
- * channel (doc/api.md, "Channels"). */
+ * could be mapped); MR_ECLOSED (MR_channel_close closed the channel); MR_ESHUTDOWN. MR_shutdown
+ * waits for every spawned context of a complete channel (doc/api.md, "Channels").
+ *
+ * A context is dropped before fn returned by MR_channel_close of a drop channel, by MR_shutdown
+ * for a drop channel's, and by MR_shutdown_now; opts->on_drop(arg) is then called exactly once
+ * (that call is the dropped task's status: fn will never return), and never for a context whose
+ * fn returned, nor if MR_spawn did not return 0. Where: a context dropped while the engines run
+ * (a closed drop channel, MR_shutdown's closing) is dropped, and on_drop called, by the engine
+ * that would have resumed it, in its scheduler, not in a context; what is left when the engines
+ * have stopped (MR_shutdown_now, or a drop channel's context still waiting at the end of
+ * MR_shutdown) on the thread of the shutdown, after every engine and backup thread stopped and
+ * before any dropped context is freed. on_drop may free memory and signal futures
+ * (MR_future_signal: a context that waits for such a future runs on, or, if it is dropped too,
+ * is freed without running; a thread that waits is woken), and must not wait or suspend (a join,
+ * an unsignalled future, a sleep, MR_yield, a blocking region, MR_channel_wait: it stops the
+ * process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
+ * destructor runs on a dropped context's stack. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
 /* Bind the context the caller runs in to the engine running it now, as MR_SpawnOptions.engine
@@ -434,7 +454,7 @@ MR_EXTERN int MR_context_bind_here(void);
 /* ---- Channels: scheduling classes (doc/api.md, "Channels") ----------------------------------- */
 
 /* A channel is a queue of runnable contexts with a priority level (0 is the highest), a kind
- * (FIFO, or earliest deadline first), a close policy (what MR_shutdown does with its contexts)
+ * (FIFO, or earliest deadline first), a close policy (what MR_shutdown and MR_channel_close do)
  * and a followup channel: where its contexts are queued when they become runnable again after a
  * suspension (a join, a future, loop control, a blocking region, MR_yield, a sleep or fd wait).
  * Sparks belong to the channel of the context that initialised their sync term, and a context
@@ -446,8 +466,8 @@ MR_EXTERN int MR_context_bind_here(void);
 
 #define MR_CHANNEL_FIFO 0     /* first queued, first run */
 #define MR_CHANNEL_DEADLINE 1 /* earliest MR_SpawnOptions.deadline first */
-#define MR_CLOSE_COMPLETE 0   /* MR_shutdown runs every context of the channel to its end */
-#define MR_CLOSE_DROP 1       /* MR_shutdown drops them (doc/api.md, "Closing") */
+#define MR_CLOSE_COMPLETE 0   /* MR_shutdown, MR_channel_close run every context to its end */
+#define MR_CLOSE_DROP 1       /* they drop them (doc/api.md, "Closing") */
 
 typedef struct MR_ChannelOptions {
   size_t size;  /* sizeof(MR_ChannelOptions); more fields may be added at the end */
@@ -466,6 +486,26 @@ MR_EXTERN void MR_channel_options_default(MR_ChannelOptions *opts);
  * runtime stops. Any thread while the runtime runs. */
 MR_EXTERN int MR_channel_create(const MR_ChannelOptions *opts);
 
+/* Close channel ch while the runtime runs, and return at once: from now on MR_spawn into ch
+ * returns MR_ECLOSED. With MR_CLOSE_COMPLETE every context spawned into ch before runs to its
+ * end; with MR_CLOSE_DROP each spawned context whose function has not returned is dropped (and
+ * counted in MR_ChannelStats.contexts_dropped, its on_drop called) when an engine would next run
+ * it: a queued one at once, a running one at its next suspension. The sparks of ch, and the
+ * contexts that run them, are not dropped: a started conjunction's parent waits for them. Any
+ * thread, a context of ch included. Returns 0; MR_ENOTINIT; MR_EINVAL (ch is
+ * MR_CHANNEL_DEFAULT, which cannot be closed); MR_ENOCHANNEL; MR_ECLOSED (ch is already closed);
+ * MR_ESHUTDOWN (MR_shutdown has begun). A closed channel stays closed until the runtime stops. */
+MR_EXTERN int MR_channel_close(int ch);
+
+/* Wait until every context spawned into the closed channel ch has finished or been dropped (a
+ * context suspends, a thread that is not an engine blocks); returns at once if they all have. A
+ * dropped context waiting for something that never comes is dropped only when it would run, so
+ * it keeps the wait waiting. Any number of callers may wait. Returns 0; MR_ENOTINIT;
+ * MR_ENOCHANNEL; MR_EINVAL (ch is open: close it first); MR_EDEADLK (the caller is a context of
+ * ch, which would wait for itself; a blocking region of such a context must not wait either). A
+ * thread that is not an engine must be back from it before MR_shutdown begins. */
+MR_EXTERN int MR_channel_wait(int ch);
+
 /* The channel of the calling context (the one sparks forked here belong to), or MR_ENOTINIT;
  * MR_ENOTENGINE on a thread that is not an engine. */
 MR_EXTERN int MR_channel_current(void);
@@ -482,7 +522,7 @@ typedef struct MR_ChannelStats {
   uint64_t contexts_run;     /* times one of its contexts was started or resumed */
   uint64_t ns_run;           /* engine time its contexts ran (measured with --stats or the
                                 round-robin policy on, else 0) */
-  uint64_t contexts_dropped; /* its contexts MR_shutdown dropped (MR_CLOSE_DROP) */
+  uint64_t contexts_dropped; /* its contexts MR_shutdown or MR_channel_close dropped */
   uint64_t sparks_dropped;   /* its sparks MR_shutdown dropped */
 } MR_ChannelStats;
 

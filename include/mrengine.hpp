@@ -44,6 +44,13 @@ class error : public std::runtime_error {
   int code_;
 };
 
+// What wait() on the future of mr::spawn throws when the context was dropped before its
+// function returned (MR_channel_close of a drop channel, MR_shutdown of one, MR_shutdown_now).
+class dropped : public error {
+ public:
+  dropped() : error(MR_EDROPPED, MR_strerror(MR_EDROPPED)) {}
+};
+
 // Starts the runtime in the constructor (the calling thread becomes engine 0) and shuts it down
 // in the destructor. Throws mr::error if MR_init fails.
 class runtime {
@@ -225,8 +232,10 @@ struct result_of_spawn<void> {
 
 // Run f() in a new context as `opts` say (MR_spawn: its engine, channel and deadline) and return
 // the future of its result (std::monostate for void). An exception thrown by f is carried to
-// whoever waits. Throws mr::error if the context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE,
-// ...). Any thread while the runtime runs.
+// whoever waits; if the context is dropped before f returned, wait() throws mr::dropped (f is
+// destroyed then, without running on; opts.on_drop is mr::spawn's own). Throws mr::error if the
+// context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE, MR_ECLOSED, ...). Any thread while the
+// runtime runs.
 template <class F>
 auto spawn(F f, const MR_SpawnOptions &opts)
     -> std::shared_ptr<future<typename detail::result_of_spawn<std::invoke_result_t<F &>>::type>> {
@@ -258,10 +267,19 @@ auto spawn(F f, const MR_SpawnOptions &opts)
           j->out->signal(std::move(*v));
       } catch (...) {}
     }
+    // MR_SpawnOptions.on_drop: run never returns, and its frame is never unwound.
+    static void drop(void *p) noexcept {
+      std::unique_ptr<job> j(static_cast<job *>(p));
+      try {
+        j->out->signal_exception(std::make_exception_ptr(dropped()));
+      } catch (...) {}
+    }
   };
   auto out = std::make_shared<future<V>>();
   auto *j = new job{std::move(f), out};
-  int rc = MR_spawn(&job::run, j, &opts);
+  MR_SpawnOptions o = opts;
+  o.on_drop = &job::drop;
+  int rc = MR_spawn(&job::run, j, &o);
   if (rc != 0) {
     delete j;
     throw error(rc, MR_strerror(rc));
@@ -307,6 +325,22 @@ inline int channel_create(const MR_ChannelOptions &opts) {
   int rc = MR_channel_create(&opts);
   if (rc < 0) throw error(rc, MR_strerror(rc));
   return rc;
+}
+
+// Close channel ch (MR_channel_close: spawns are refused; a drop channel's spawned contexts are
+// dropped) and return at once. Throws mr::error (MR_ENOTINIT, MR_EINVAL for the default channel,
+// MR_ENOCHANNEL, MR_ECLOSED, MR_ESHUTDOWN).
+inline void channel_close(int ch) {
+  int rc = MR_channel_close(ch);
+  if (rc != 0) throw error(rc, MR_strerror(rc));
+}
+
+// Wait until every context spawned into the closed channel ch has finished or been dropped
+// (MR_channel_wait). Throws mr::error (MR_ENOTINIT, MR_ENOCHANNEL, MR_EINVAL if ch is open,
+// MR_EDEADLK from a context of ch).
+inline void channel_wait(int ch) {
+  int rc = MR_channel_wait(ch);
+  if (rc != 0) throw error(rc, MR_strerror(rc));
 }
 
 // The channel of the calling context. Throws mr::error (MR_ENOTINIT; MR_ENOTENGINE on a thread

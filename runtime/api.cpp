@@ -320,6 +320,7 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   if (!fn) return MR_EINVAL;
   int engine = -1, channel = MR_CHANNEL_DEFAULT;
   std::uint64_t deadline = 0;
+  void (*on_drop)(void *) = nullptr;
   if (opts) {
     if (!has_field(opts->size, offsetof(MR_SpawnOptions, engine) + sizeof(int)) ||
         opts->size > 4096)
@@ -333,10 +334,13 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
     }
     if (has_field(opts->size, offsetof(MR_SpawnOptions, deadline) + sizeof(std::uint64_t)))
       deadline = opts->deadline;
+    if (has_field(opts->size, offsetof(MR_SpawnOptions, on_drop) + sizeof opts->on_drop))
+      on_drop = opts->on_drop;
   }
   if (mr::engine::channel_by_deadline(channel) != (deadline != 0)) return MR_EDEADLINE;
   try {
-    return mr::engine::spawn(fn, arg, engine, channel, deadline);
+    mr::engine::Root root{on_drop};
+    return mr::engine::spawn(fn, arg, engine, channel, deadline, &root);
   } catch (...) {
     return MR_ENOMEM;
   }
@@ -362,6 +366,19 @@ MR_EXTERN int MR_channel_create(const MR_ChannelOptions *opts) {
   if (opts->followup < -1) return MR_ENOCHANNEL;
   return create_channel(opts->level, static_cast<ChannelKind>(opts->kind),
                         static_cast<Close>(opts->close), opts->followup);
+}
+
+MR_EXTERN int MR_channel_close(int ch) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (ch == MR_CHANNEL_DEFAULT) return MR_EINVAL;
+  if (!mr::engine::channel_exists(ch)) return MR_ENOCHANNEL;
+  return mr::engine::close_channel(ch);
+}
+
+MR_EXTERN int MR_channel_wait(int ch) {
+  if (!mr::engine::running()) return MR_ENOTINIT;
+  if (!mr::engine::channel_exists(ch)) return MR_ENOCHANNEL;
+  return mr::engine::wait_channel(ch);
 }
 
 MR_EXTERN int MR_channel_current(void) {

@@ -1,6 +1,8 @@
 /* check_channel_close.c: the close policies of channels at MR_shutdown (doc/api.md, "Closing"):
  * complete channels wait for their contexts, outside signals included; drop channels drop and
- * count what is queued, waiting or running, per channel; MR_shutdown_now counts everything. */
+ * count what is queued, waiting or running, per channel; MR_shutdown_now counts everything; the
+ * on_drop of every dropped spawned context is called once (check_channel_closing.c has
+ * MR_channel_close). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -201,6 +203,106 @@ START_TEST(test_close_drop_running_context) {
 }
 END_TEST
 
+/* MR_SpawnOptions.on_drop at both shutdowns: called once for each spawned context dropped
+ * before its function returned (queued, waiting, or running and dropped at its next suspension),
+ * never for one whose function returned; at MR_shutdown_now on the thread of the shutdown. A
+ * future signalled by on_drop wakes a thread that waits for it, and a dropped context waiting
+ * for it is freed without running. _i: 0 MR_shutdown, 1 MR_shutdown_now. */
+#define DROP_SLOTS 16
+static atomic_int drop_calls[DROP_SLOTS];
+static atomic_int done_calls[DROP_SLOTS];
+static atomic_int off_thread_drops;
+static pthread_t shutdown_thread;
+static MR_Future dropped_status, never2;
+static void on_drop_count(void *arg) {
+  int i = (int)(intptr_t)arg;
+  atomic_fetch_add(&drop_calls[i], 1);
+  if (!pthread_equal(pthread_self(), shutdown_thread)) atomic_fetch_add(&off_thread_drops, 1);
+  if (i == 0) MR_future_signal(&dropped_status, (uintptr_t)(intptr_t)MR_EDROPPED);
+}
+static void done_slot(void *arg) { atomic_fetch_add(&done_calls[(int)(intptr_t)arg], 1); }
+static void waits_forever_slot(void *arg) {
+  MR_future_wait(&never2);
+  done_slot(arg);
+}
+static void yields_slot(void *arg) {
+  atomic_store(&spinning, 1);
+  while (!atomic_load(&shutdown_began)) {}
+  spin_ns(20000000); /* the shutdown is under way */
+  ck_assert_int_eq(MR_yield(), 0);
+  done_slot(arg);
+}
+static void waits_for_dropped(void *arg) {
+  MR_future_wait(&dropped_status);
+  done_slot(arg);
+}
+static void *thread_waits_for_dropped(void *arg) {
+  (void)arg;
+  return (void *)(uintptr_t)MR_future_wait(&dropped_status);
+}
+static int spawn_slot(MR_TaskFn fn, int i, int ch, int engine) {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  ck_assert_ptr_null(o.on_drop);
+  o.channel = ch;
+  o.engine = engine;
+  o.on_drop = on_drop_count;
+  return MR_spawn(fn, (void *)(intptr_t)i, &o);
+}
+START_TEST(test_on_drop_once) {
+  int now = _i;
+  mr_test_start(2, NULL);
+  int d = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_DROP, -1);
+  int c = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
+  shutdown_thread = pthread_self();
+  for (int i = 0; i < DROP_SLOTS; i++) {
+    atomic_store(&drop_calls[i], 0);
+    atomic_store(&done_calls[i], 0);
+  }
+  atomic_store(&off_thread_drops, 0);
+  atomic_store(&spinning, 0);
+  atomic_store(&shutdown_began, 0);
+  MR_future_init(&dropped_status);
+  MR_future_init(&never2);
+  /* Slots 1, 2: functions that return before the shutdown (drop and complete channels). */
+  ck_assert_int_eq(spawn_slot(done_slot, 1, d, -1), 0);
+  ck_assert_int_eq(spawn_slot(done_slot, 2, c, -1), 0);
+  while (atomic_load(&done_calls[1]) + atomic_load(&done_calls[2]) < 2)
+    ck_assert_int_eq(MR_yield(), 0);
+  /* Slot 0: waits forever (dropped with the runtime); its on_drop signals dropped_status. */
+  ck_assert_int_eq(spawn_slot(waits_forever_slot, 0, d, -1), 0);
+  /* Slot 3: a context that waits for dropped_status, dropped too; slot 4: one that spins on
+   * engine 1 until the shutdown begins, then yields (MR_shutdown drops it in its scheduler). */
+  ck_assert_int_eq(spawn_slot(waits_for_dropped, 3, d, -1), 0);
+  ck_assert_int_eq(spawn_slot(yields_slot, 4, d, 1), 0);
+  while (!atomic_load(&spinning)) ck_assert_int_eq(MR_yield(), 0);
+  /* Slots 5..9: queued, never started (engine 1 is busy with slot 4, engine 0 does not yield). */
+  for (int i = 5; i < 10; i++) ck_assert_int_eq(spawn_slot(done_slot, i, d, 1), 0);
+  /* Slot 10: a complete channel's context that waits forever (MR_shutdown_now drops it). */
+  if (now) ck_assert_int_eq(spawn_slot(waits_forever_slot, 10, c, -1), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, thread_waits_for_dropped, NULL), 0);
+  MR_ShutdownReport r;
+  r.size = sizeof r;
+  atomic_store(&shutdown_began, 1);
+  ck_assert_int_eq(now ? MR_shutdown_now(&r) : MR_shutdown_report(&r), 0);
+  void *status;
+  ck_assert_int_eq(pthread_join(t, &status), 0); /* woken by slot 0's on_drop */
+  ck_assert_int_eq((int)(intptr_t)status, MR_EDROPPED);
+  for (int i = 0; i < DROP_SLOTS; i++) {
+    int dropped = i == 0 || (i >= 3 && i < 10) || (now && i == 10);
+    ck_assert_msg(atomic_load(&drop_calls[i]) == dropped, "slot %d: %d on_drop calls", i,
+                  atomic_load(&drop_calls[i]));
+    ck_assert_int_eq(atomic_load(&done_calls[i]), i == 1 || i == 2);
+  }
+  ck_assert_uint_eq(r.channel_contexts_dropped[d], 8);
+  ck_assert_uint_eq(r.channel_contexts_dropped[c], (uint64_t)now);
+  /* MR_shutdown_now calls every on_drop on this thread; MR_shutdown may drop slot 4 (and the
+   * queued slots) in engine 1's scheduler while it closes. */
+  if (now) ck_assert_int_eq(atomic_load(&off_thread_drops), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("channel_close");
   TCase *tc = mr_tcase("close", 30);
@@ -208,6 +310,7 @@ int main(void) {
   tcase_add_test(tc, test_close_drop_counts);
   tcase_add_test(tc, test_close_drop_running_context);
   tcase_add_test(tc, test_shutdown_now_counts);
+  tcase_add_loop_test(tc, test_on_drop_once, 0, 2);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }

@@ -164,6 +164,37 @@ static void fork_beyond_count_late(void) {
   mr_test_sleep_ms(3000); /* the leftover branch is stolen meanwhile */
 }
 
+/* An on_drop that waits: at MR_shutdown_now (on the shutdown's thread) and at a channel close
+ * (in an engine's scheduler) there is no context to suspend. */
+static MR_Future never_signalled;
+static void waits_in_on_drop(void *arg) {
+  (void)arg;
+  MR_future_init(&never_signalled);
+  MR_future_wait(&never_signalled);
+}
+static void spawn_with_waiting_on_drop(int ch) {
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.channel = ch;
+  o.on_drop = waits_in_on_drop;
+  ck_assert_int_eq(MR_spawn(nop, NULL, &o), 0);
+}
+static void on_drop_waits_at_stop(void) {
+  mr_test_start(1, NULL);
+  spawn_with_waiting_on_drop(MR_CHANNEL_DEFAULT);
+  MR_shutdown_now(NULL);
+}
+static void on_drop_waits_at_close(void) {
+  MR_ChannelOptions c;
+  mr_test_start(1, NULL);
+  MR_channel_options_default(&c);
+  c.close = MR_CLOSE_DROP;
+  int ch = MR_channel_create(&c);
+  spawn_with_waiting_on_drop(ch);
+  MR_channel_close(ch);
+  MR_channel_wait(ch);
+}
+
 START_TEST(test_misuse_is_named) {
   static const struct {
     void (*body)(void);
@@ -175,6 +206,8 @@ START_TEST(test_misuse_is_named) {
       {fork_beyond_count, "mrengine: MR_fork_new_child: more branches forked than"},
       /* Either check may see it first, depending on when the first branch is stolen. */
       {fork_beyond_count_late, "more branches forked than MR_sync_term_init counted"},
+      {on_drop_waits_at_stop, "mrengine: MR_future_wait outside a context"},
+      {on_drop_waits_at_close, "mrengine: MR_future_wait outside a context"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char out[1024];
