@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <new>
 
 #include "env.hpp"
 #include "fatal.hpp"
@@ -55,6 +56,12 @@ void ensure_runtime() {
   // Written once, here, before the release store that lets every other caller skip the lock.
   G.engines = MR_num_engines();
   runtime_known.store(true, std::memory_order_release);
+}
+
+void forget_runtime() {
+  new (&init_lock) std::mutex;
+  // relaxed: the child has one thread.
+  runtime_known.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace mrg
