@@ -368,4 +368,13 @@ static Suite *fork_suite(void) {
   return s;
 }
 
-int main(void) { return mr_test_run(fork_suite()); }
+int main(void) {
+#if defined(MR_TEST_SANITIZER) && defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer does not follow a fork of a process with threads: its own records keep the
+   * parent's threads, so the child's first new thread stops it ("starting new threads after
+   * multi-threaded fork is not supported"; with die_after_fork=0, "dup thread with used id").
+   * Skipped (77) in that build. */
+  return 77;
+#endif
+  return mr_test_run(fork_suite());
+}
