@@ -1,5 +1,6 @@
 // runtime.cpp: the lazy start of mrengine. The first construct that needs engines starts it,
-// unless the program started it itself; it never stops (doc/gomp.md).
+// unless the program started it itself; it never stops (doc/gomp.md), but the child of a fork()
+// has none and starts its own (fork.cpp).
 #include <algorithm>
 #include <atomic>
 #include <mutex>
