@@ -46,6 +46,8 @@ const Context *context_on_this_thread() {
   return nullptr;
 }
 
+void blocking_forget_thread() { t_backup = nullptr; }
+
 namespace {
 
 // The backup thread's own loop: wait for a context, run it until it leaves its blocking region

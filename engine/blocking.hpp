@@ -23,6 +23,10 @@ const Context *context_on_this_thread();
 // region; a context still in a region (MR_shutdown_now) is dropped when the region ends.
 void stop_backups();
 
+// The child of a fork() (fork.cpp): the calling thread, the child's only one, is no backup thread
+// even if it forked in a blocking region.
+void blocking_forget_thread();
+
 }  // namespace mr::engine
 
 #endif

@@ -103,4 +103,9 @@ std::size_t context_drop_all(std::uint64_t *per_channel) {
   }
 }
 
+void contexts_forget_after_fork() {
+  new (&g_all_lock) std::mutex;  // re-made, not unlocked: another thread may have held it
+  g_all = nullptr;
+}
+
 }  // namespace mr::engine

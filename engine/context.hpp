@@ -147,6 +147,11 @@ void context_each(void (*f)(Context *c, void *arg), void *arg);
 // channels, they are the dropped ones; otherwise there are none).
 std::size_t context_drop_all(std::uint64_t *per_channel);
 
+// The child of a fork() (fork.cpp): forget every context of the parent's runtime. The registry
+// starts empty with a fresh lock; the list, which a thread that no longer exists may have been
+// changing, is never read again and its contexts are leaked.
+void contexts_forget_after_fork();
+
 }  // namespace mr::engine
 
 #endif

@@ -61,4 +61,14 @@ void fd_claims_forget_contexts() {
   }
 }
 
+void fd_claims_fork_prepare() { claims().lock.lock(); }
+
+void fd_claims_fork_parent() { claims().lock.unlock(); }
+
+void fd_claims_fork_child() {
+  Claims &c = claims();
+  c.held.clear();
+  c.lock.unlock();  // taken by this thread in fd_claims_fork_prepare
+}
+
 }  // namespace mr::engine

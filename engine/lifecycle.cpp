@@ -18,6 +18,7 @@
 #include "close.hpp"
 #include "engine.hpp"
 #include "fatal.hpp"
+#include "fork.hpp"
 #include "idle.hpp"
 #include "io_wait.hpp"
 #include "join.hpp"
@@ -322,6 +323,7 @@ int start_engine_threads(std::string *err) {
 }  // namespace
 
 int start(const Params &p, std::string *err) {
+  watch_forks();  // the child of a fork() starts with no runtime (fork.hpp)
   g_rt = new (std::nothrow) Runtime;
   if (!g_rt) return MR_ENOMEM;
   g_rt->p = p;

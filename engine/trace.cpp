@@ -438,4 +438,10 @@ int stop() { return g_rt->tracer->stop(); }
 
 void marker(const char *text) { g_rt->tracer->marker(text); }
 
+void forget_after_fork() {
+  // relaxed: the child has one thread.
+  g_on.store(false, std::memory_order_relaxed);
+  new (&g_foreign_lock) std::mutex;
+}
+
 }  // namespace mr::engine::trace

@@ -201,6 +201,10 @@ int start(const char *path, std::string *err);
 int stop();
 void marker(const char *text);
 
+// The child of a fork() (fork.cpp): no trace is recorded, and the lock of the non-engine buffer
+// is re-made (another thread may have held it). The parent's Tracer is leaked with its runtime.
+void forget_after_fork();
+
 }  // namespace mr::engine::trace
 
 #endif

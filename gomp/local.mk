@@ -55,7 +55,8 @@ gomp_libgomp_la_SOURCES = \
 	gomp/loop.cpp \
 	gomp/doacross.cpp \
 	gomp/sections.cpp \
-	gomp/cancel.cpp
+	gomp/cancel.cpp \
+	gomp/fork.cpp
 # The public headers, and the engine's header-only helpers by their path from the top
 # (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
 gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
@@ -80,6 +81,11 @@ tests_gomp_design_SOURCES = tests/gomp/design.c tests/gomp/design_tasks.c tests/
 tests_gomp_design_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_LDADD = -ldl
+check_PROGRAMS += tests/gomp/design_fork
+tests_gomp_design_fork_SOURCES = tests/gomp/design_fork.c
+tests_gomp_design_fork_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_gomp_design_fork_LDFLAGS = $(OPENMP_CFLAGS)
+tests_gomp_design_fork_LDADD = -ldl
 TESTS += tests/gomp/check-design.sh tests/gomp/check-suite.sh
 endif
 

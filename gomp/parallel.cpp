@@ -199,6 +199,12 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare
   parallel_end(t);
 }
 
+void forget_teams() {
+  // relaxed: the child has one thread.
+  slots_busy.store(false, std::memory_order_relaxed);
+  threads_in_use.store(1, std::memory_order_relaxed);
+}
+
 }  // namespace mrg
 
 using namespace mrg;

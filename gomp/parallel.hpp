@@ -17,6 +17,9 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare
 Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
                      std::uintptr_t *reductions = nullptr);
 
+// The child of a fork() (fork.cpp): no team holds the slots and only the initial thread runs.
+void forget_teams();
+
 }  // namespace mrg
 
 #endif

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -86,6 +87,12 @@ void pool_post(Team *t, int i, bool slot) {
     }
   }
   give_job(p, Job{t, i});
+}
+
+void forget_pool() {
+  new (&pool_lock) std::mutex;
+  new (&idle_threads) std::vector<PoolThread *>;
+  new (&slot_threads) std::vector<PoolThread *>;
 }
 
 }  // namespace mrg

@@ -12,6 +12,11 @@ namespace mrg {
 // else an idle generic thread, or a new one. Only the holder of the slots posts with `slot`.
 void pool_post(Team *t, int i, bool slot);
 
+// The child of a fork() (fork.cpp): the pool's threads are gone; the lists start empty (the old
+// ones, which a thread that no longer exists may have been changing, are leaked) with a fresh
+// lock.
+void forget_pool();
+
 }  // namespace mrg
 
 #endif

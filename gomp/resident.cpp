@@ -8,6 +8,7 @@
 // as much again), then parks on a future until a job is posted.
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "engine/cpu_relax.hpp"
@@ -109,6 +110,11 @@ void resident_post(int e, Team *t, int member) {
   std::uint64_t next = (r->mail.load(std::memory_order_relaxed) >> 1) + 1;
   // release: publishes the job (and the team) to the resident.
   if (r->mail.exchange(next << 1, std::memory_order_release) & 1) MR_future_signal(&r->wake, 1);
+}
+
+void forget_residents() {
+  new (&residents) std::vector<Resident *>;
+  resident_channel = -1;
 }
 
 }  // namespace mrg

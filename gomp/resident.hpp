@@ -11,6 +11,10 @@ namespace mrg {
 // only by the creator of the top-level team that holds the slots (parallel.cpp's slots_busy).
 void resident_post(int e, Team *t, int member);
 
+// The child of a fork() (fork.cpp): the residents and their channel were the parent's runtime's;
+// the list starts empty (the old one, and the residents, are leaked).
+void forget_residents();
+
 }  // namespace mrg
 
 #endif

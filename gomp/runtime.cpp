@@ -1,8 +1,10 @@
 // runtime.cpp: the lazy start of mrengine. The first construct that needs engines starts it,
-// unless the program started it itself; it never stops (doc/gomp.md).
+// unless the program started it itself; it never stops (doc/gomp.md), but the child of a fork()
+// has none and starts its own (fork.cpp).
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <new>
 
 #include "env.hpp"
 #include "fatal.hpp"
@@ -55,6 +57,12 @@ void ensure_runtime() {
   // Written once, here, before the release store that lets every other caller skip the lock.
   G.engines = MR_num_engines();
   runtime_known.store(true, std::memory_order_release);
+}
+
+void forget_runtime() {
+  new (&init_lock) std::mutex;
+  // relaxed: the child has one thread.
+  runtime_known.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace mrg

@@ -129,4 +129,6 @@ void wait_all_started(Team *t) {
   while (t->started.load(std::memory_order_acquire) < t->n - 1) backoff(&round);
 }
 
+void forget_kept_team() { kept_team = nullptr; }
+
 }  // namespace mrg

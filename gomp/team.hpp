@@ -30,6 +30,10 @@ void keep_team(Team *t);
 // (a kept team of another shape is released).
 Team *reuse_kept(int n, int here, int level);
 
+// The child of a fork() (fork.cpp): its members ran on the parent's engines and threads; the
+// kept team is forgotten (leaked), never waited for.
+void forget_kept_team();
+
 }  // namespace mrg
 
 #endif

@@ -130,7 +130,9 @@ MR_EXTERN void MR_config_default(MR_Config *cfg);
  * Returns 0; MR_EBUSY if the runtime is already running; MR_EOPTION for a bad option (the
  * message, naming the option and the value, is printed on stderr and kept for
  * MR_init_error_message); MR_EINVAL for a bad field in cfg; MR_EAGAIN or MR_ENOMEM if threads or
- * stacks could not be made (nothing is left behind). Call from a thread that is not an engine. */
+ * stacks could not be made (nothing is left behind). Call from a thread that is not an engine.
+ * The child of a fork() has no runtime (the parent's is left to the parent) and may call MR_init
+ * to start one of its own (doc/api.md, "fork()"). */
 MR_EXTERN int MR_init(const MR_Config *cfg);
 
 /* The message of the last MR_init failure in this process, or "" if none. Any thread. */

@@ -12,6 +12,8 @@ for t in runtime threadprivate barrier tied depend depend-release depend-wavefro
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators; do
   if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
+# The child of a fork() after regions uses OpenMP (a program of its own: design_fork.c).
+if timeout 60 "$builddir/tests/gomp/design_fork"; then echo "PASS: fork"; else echo "FAIL: fork"; status=1; fi
 # Cancellation needs cancel-var, which is read once at start-up.
 if OMP_CANCELLATION=true timeout 60 "$prog" cancel-undeferred; then echo "PASS: cancel-undeferred"; else echo "FAIL: cancel-undeferred"; status=1; fi
 # An unsupported construct stops the program with the runtime's message.
