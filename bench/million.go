@@ -2,7 +2,7 @@
 // channel, in a fresh round and a reused one (the goroutines of the first are on the runtime's
 // free list by then). Prints one line of key=value as `million --one` does: the resident memory
 // per blocked goroutine (VmRSS growth / N, KiB), the page tables per goroutine (VmPTE), and
-// the time per goroutine from the first `go` to the last finish (ns).
+// the time per goroutine from the first `go` to the last finish (ns), wall and CPU.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -36,8 +37,15 @@ func statusKiB(field string) int64 {
 }
 
 type round struct {
-	ns            float64
+	ns, cpuNs     float64
 	rssKiB, pteKB int64
+}
+
+// The process's CPU time (user + system, every thread), in ns.
+func cpuNs() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func run(n int) round {
@@ -46,7 +54,7 @@ func run(n int) round {
 	waiting.Add(n)
 	done.Add(n)
 	rss0, pte0 := statusKiB("VmRSS"), statusKiB("VmPTE")
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuNs()
 	for i := 0; i < n; i++ {
 		go func() {
 			waiting.Done()
@@ -59,6 +67,7 @@ func run(n int) round {
 	close(release)
 	done.Wait()
 	r.ns = float64(time.Since(t0).Nanoseconds())
+	r.cpuNs = cpuNs() - c0
 	return r
 }
 
@@ -69,7 +78,8 @@ func main() {
 	fresh := run(*count)
 	reused := run(*count)
 	n := float64(*count)
-	fmt.Printf("reached=%d fresh_ns=%.1f reused_ns=%.1f rss_kib=%.3f pte_kib=%.3f gomaxprocs=%d\n",
-		*count, fresh.ns/n, reused.ns/n, float64(fresh.rssKiB)/n, float64(fresh.pteKB)/n,
+	fmt.Printf("reached=%d fresh_ns=%.1f reused_ns=%.1f fresh_cpu_ns=%.1f reused_cpu_ns=%.1f "+
+		"rss_kib=%.3f pte_kib=%.3f gomaxprocs=%d\n", *count, fresh.ns/n, reused.ns/n,
+		fresh.cpuNs/n, reused.cpuNs/n, float64(fresh.rssKiB)/n, float64(fresh.pteKB)/n,
 		runtime.GOMAXPROCS(0))
 }
