@@ -181,7 +181,7 @@ std::vector<double> shares_run(int nlevels, int slice_us, double secs) {
   }
   auto ns_run = [](int c) {
     MR_ChannelStats s;
-    s.size = sizeof s;
+    MR_channel_stats_init(&s);
     if (MR_channel_stats(c, &s) != 0) std::exit(1);
     return static_cast<double>(s.ns_run);
   };

@@ -3,7 +3,10 @@
 
 #include "cache.hpp"
 
+#include <algorithm>
 #include <mutex>
+#include <new>
+#include <vector>
 
 #include "events.hpp"
 #include "fatal.hpp"
@@ -69,20 +72,50 @@ void release_context(Engine *e, Context *c) {
   head = c;
 }
 
-void destroy_cached_contexts() {
+namespace {
+
+// Call f(c) for every cached context (f may destroy c). The caches are left as they are.
+template <typename F>
+void for_each_cached(F f) {
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) {
     if (!g_rt->engines[i]) continue;
     Engine *e = unowned(g_rt->engines[i]);  // its thread has stopped
-    for (int k = 0; k < e->n_free_small; k++) context_destroy(e->free_small[k]);
-    for (int k = 0; k < e->n_free_regular; k++) context_destroy(e->free_regular[k]);
-    e->n_free_small = e->n_free_regular = 0;
+    for (int k = 0; k < e->n_free_small; k++) f(e->free_small[k]);
+    for (int k = 0; k < e->n_free_regular; k++) f(e->free_regular[k]);
   }
-  for (Context **head : {&g_rt->free_small, &g_rt->free_regular}) {
-    while (Context *c = *head) {
-      *head = c->next;
-      context_destroy(c);
+  for (Context *head : {g_rt->free_small, g_rt->free_regular}) {
+    for (Context *c = head, *next; c; c = next) {
+      next = c->next;
+      f(c);
     }
   }
+}
+
+}  // namespace
+
+void destroy_cached_contexts() {
+  // From the lowest stack up. Stacks mapped one after the other merge into one mapping
+  // (stack.hpp), and unmapping one from the middle of such a run splits it, which needs one
+  // mapping more: at vm.max_map_count the kernel refuses, and the stack stays mapped (10^6
+  // stacks unmapped in a random order lost most of them that way). From the lowest up, each is
+  // at the end of its run. Without memory for the list: in cache order.
+  std::size_t n = 0;
+  for_each_cached([&n](Context *) { n++; });
+  std::vector<Context *> all;
+  try {
+    all.reserve(n);
+  } catch (const std::bad_alloc &) {}
+  if (all.capacity() >= n) {
+    for_each_cached([&all](Context *c) { all.push_back(c); });
+    std::sort(all.begin(), all.end(),
+              [](const Context *a, const Context *b) { return a->stack.sp < b->stack.sp; });
+  } else {
+    for_each_cached([](Context *c) { context_destroy(c); });
+  }
+  for (Context *c : all) context_destroy(c);
+  for (int i = 0; g_rt->engines && i < g_rt->n; i++)
+    if (Shared *e = g_rt->engines[i]) unowned(e)->n_free_small = unowned(e)->n_free_regular = 0;
+  g_rt->free_small = g_rt->free_regular = nullptr;
 }
 
 }  // namespace mr::engine

@@ -99,8 +99,9 @@ bool stack_map(std::size_t bytes, bool quiet, boost::context::stack_context *out
 
 void stack_unmap(const boost::context::stack_context &s) noexcept {
   void *vp = static_cast<char *>(s.sp) - s.size;
-  // Unmapping a range we mapped can fail only if the process is out of mappings and the range
-  // must be split, which a whole mapping never is.
+  // The kernel merges stacks mapped one after the other into one mapping, so this can fail: when
+  // s lies inside such a run and the process has no mapping left for the split. The caches are
+  // therefore emptied from the lowest stack up (destroy_cached_contexts), each at a run's end.
   (void)munmap(vp, s.size);
 }
 

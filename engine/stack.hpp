@@ -3,9 +3,9 @@
 //
 // One anonymous mapping per stack, with a guard region in its lowest page: on Linux 6.13 and
 // later the guard is installed by madvise(MADV_GUARD_INSTALL), which adds no mapping, so a stack
-// costs one entry of vm.max_map_count; where the kernel refuses that, the page is made PROT_NONE
-// with mprotect, which splits the mapping in two (two entries per stack, so about 32,000 stacks
-// at the default limit of 65,530).
+// costs at most one entry of vm.max_map_count (stacks mapped one after the other merge into
+// one); where the kernel refuses that, the page is made PROT_NONE with mprotect, which splits the
+// mapping in two (two entries per stack, so about 32,000 stacks at the default limit of 65,530).
 #ifndef MR_ENGINE_STACK_HPP
 #define MR_ENGINE_STACK_HPP
 

@@ -17,6 +17,7 @@
 
 #include "clock.hpp"
 #include "fatal.hpp"
+#include "quote.hpp"
 
 namespace mr::engine::trace {
 
@@ -44,14 +45,15 @@ bool ends_with(const std::string &s, const char *suffix) {
 Writer *writer_for(const std::string &path, std::string *err) {
   if (ends_with(path, ".eventlog")) return make_eventlog_writer();
   if (ends_with(path, ".json")) return make_json_writer();
-  *err = "trace file '" + path + "' must end in .eventlog (GHC eventlog) or .json (Chrome trace)";
+  *err =
+      "trace file " + quote(path) + " must end in .eventlog (GHC eventlog) or .json (Chrome trace)";
   return nullptr;
 }
 
 // Open (create or truncate) the trace file; -1 with *err.
 int open_file(const std::string &path, std::string *err) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) *err = "cannot open trace file '" + path + "': " + std::strerror(errno);
+  if (fd < 0) *err = "cannot open trace file " + quote(path) + ": " + std::strerror(errno);
   return fd;
 }
 

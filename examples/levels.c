@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
 
   int finished_before = atomic_load(&batch_finished);
   MR_ShutdownReport rep;
-  rep.size = sizeof rep;
+  MR_shutdown_report_init(&rep);
   int engines = MR_num_engines();
   if (MR_shutdown_report(&rep) != 0) return 1;
 

@@ -150,7 +150,7 @@ MR_EXTERN int MR_shutdown(void);
 /* What a shutdown left undone: MR_shutdown_now's, or MR_shutdown_report's (the contexts and
  * sparks of MR_CLOSE_DROP channels). */
 typedef struct MR_ShutdownReport {
-  size_t size;               /* set by the caller to sizeof(MR_ShutdownReport) */
+  size_t size;               /* sizeof(MR_ShutdownReport): MR_shutdown_report_init */
   uint64_t contexts_dropped; /* contexts never resumed: queued to run, or waiting at a join, a
                                 future or a loop */
   uint64_t sparks_dropped;   /* sparks never run: on engines' deques or in the injector */
@@ -158,6 +158,10 @@ typedef struct MR_ShutdownReport {
   uint64_t channel_contexts_dropped[MR_MAX_CHANNELS];
   uint64_t channel_sparks_dropped[MR_MAX_CHANNELS];
 } MR_ShutdownReport;
+
+/* Make *report ready for MR_shutdown_report or MR_shutdown_now: every counter 0 and report->size
+ * sizeof(MR_ShutdownReport), so that the caller need not set the size by hand. Any thread. */
+MR_EXTERN void MR_shutdown_report_init(MR_ShutdownReport *report);
 
 /* MR_shutdown, and what it dropped in *report (report->size as for MR_shutdown_now; NULL: none).
  * Returns as MR_shutdown does, or MR_EINVAL (report->size too small). */
@@ -520,13 +524,17 @@ MR_EXTERN int MR_yield(void);
 /* What a channel has done since MR_init (contexts are counted by their own channel, not the
  * followup they were queued in). */
 typedef struct MR_ChannelStats {
-  size_t size;               /* set by the caller to sizeof(MR_ChannelStats) */
+  size_t size;               /* sizeof(MR_ChannelStats): MR_channel_stats_init sets it */
   uint64_t contexts_run;     /* times one of its contexts was started or resumed */
   uint64_t ns_run;           /* engine time its contexts ran (measured with --stats or the
                                 round-robin policy on, else 0) */
   uint64_t contexts_dropped; /* its contexts MR_shutdown or MR_channel_close dropped */
   uint64_t sparks_dropped;   /* its sparks MR_shutdown dropped */
 } MR_ChannelStats;
+
+/* Make *out ready for MR_channel_stats: every counter 0 and out->size sizeof(MR_ChannelStats).
+ * Any thread. */
+MR_EXTERN void MR_channel_stats_init(MR_ChannelStats *out);
 
 /* Copy channel ch's counters into *out. Returns 0, MR_ENOTINIT, MR_ENOCHANNEL, or MR_EINVAL (out
  * NULL or out->size too small). Any thread while the runtime runs. */
@@ -601,13 +609,17 @@ enum {
 /* Per-engine counters. Each is written only by its engine; read them at a quiescent point for
  * exact figures. More fields may be added at the end (of MR_ENGINE_STATS_MAP). */
 typedef struct MR_EngineStats {
-  size_t size; /* set by the caller to sizeof(MR_EngineStats) */
+  size_t size; /* sizeof(MR_EngineStats): MR_engine_stats_init sets it */
 #define MR_STATS_FIELD_(field, column) uint64_t field;
 #define MR_STATS_KINDS_(field, column) uint64_t field[MR_NOTIFY_KINDS];
   MR_ENGINE_STATS_MAP(MR_STATS_FIELD_, MR_STATS_KINDS_)
 #undef MR_STATS_FIELD_
 #undef MR_STATS_KINDS_
 } MR_EngineStats;
+
+/* Make *out ready for MR_stats_get: every counter 0 and out->size sizeof(MR_EngineStats). Any
+ * thread. */
+MR_EXTERN void MR_engine_stats_init(MR_EngineStats *out);
 
 /* Copy engine `engine`'s counters into *out (out->size bytes at most). Any thread while the
  * runtime runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (out NULL or out->size too

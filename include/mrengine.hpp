@@ -90,8 +90,8 @@ inline std::vector<MR_EngineStats> stats() {
   int n = MR_num_engines();
   out.reserve(static_cast<std::size_t>(n));
   for (int e = 0; e < n; e++) {
-    MR_EngineStats s{};
-    s.size = sizeof s;
+    MR_EngineStats s;
+    MR_engine_stats_init(&s);
     if (MR_stats_get(e, &s) != 0) break;
     out.push_back(s);
   }
@@ -360,8 +360,8 @@ inline void yield() {
 
 // Channel ch's counters. Throws mr::error (MR_ENOTINIT, MR_ENOCHANNEL).
 inline MR_ChannelStats channel_stats(int ch) {
-  MR_ChannelStats s{};
-  s.size = sizeof s;
+  MR_ChannelStats s;
+  MR_channel_stats_init(&s);
   int rc = MR_channel_stats(ch, &s);
   if (rc != 0) throw error(rc, MR_strerror(rc));
   return s;

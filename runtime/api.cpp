@@ -123,6 +123,12 @@ bool report_ok(const MR_ShutdownReport *r) {
 
 }  // namespace
 
+MR_EXTERN void MR_shutdown_report_init(MR_ShutdownReport *report) {
+  if (!report) return;
+  std::memset(report, 0, sizeof *report);
+  report->size = sizeof *report;
+}
+
 MR_EXTERN int MR_shutdown_report(MR_ShutdownReport *report) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!report_ok(report)) return MR_EINVAL;
@@ -392,6 +398,12 @@ MR_EXTERN int MR_yield(void) {
   return mr::engine::yield_now();
 }
 
+MR_EXTERN void MR_channel_stats_init(MR_ChannelStats *out) {
+  if (!out) return;
+  std::memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
+}
+
 MR_EXTERN int MR_channel_stats(int ch, MR_ChannelStats *out) {
   if (!mr::engine::running()) return MR_ENOTINIT;
   if (!out || out->size < sizeof *out) return MR_EINVAL;
@@ -413,6 +425,12 @@ MR_EXTERN void MR_blocking_begin(void) {
 MR_EXTERN void MR_blocking_end(void) {
   if (!mr::engine::running()) return;
   mr::engine::blocking_end();
+}
+
+MR_EXTERN void MR_engine_stats_init(MR_EngineStats *out) {
+  if (!out) return;
+  std::memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
 }
 
 MR_EXTERN int MR_stats_get(int engine, MR_EngineStats *out) {

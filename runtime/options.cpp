@@ -8,15 +8,19 @@
 
 #include "options.hpp"
 
+#include "engine/quote.hpp"
 #include "engine/topology.hpp"
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace mr::runtime {
+
+using engine::quote;
 
 namespace {
 
@@ -132,23 +136,6 @@ std::vector<std::string> split_words(const char *text) {
   }
   if (!cur.empty()) words.push_back(cur);
   return words;
-}
-
-// Printable form of a word taken from input, bounded and with control bytes escaped.
-std::string quote(const std::string &w) {
-  std::string q = "'";
-  for (std::size_t i = 0; i < w.size() && i < 64; i++) {
-    unsigned char c = static_cast<unsigned char>(w[i]);
-    if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      q += buf;
-    } else {
-      q.push_back(static_cast<char>(c));
-    }
-  }
-  if (w.size() > 64) q += "...";
-  return q + "'";
 }
 
 std::string hex(unsigned v) {

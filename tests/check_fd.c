@@ -307,8 +307,7 @@ START_TEST(test_shutdown_now_while_waiting) {
   }
   while (atomic_load(&sd_waiting) < 2) MR_sleep_for(MS);
   MR_sleep_for(10 * MS);
-  memset(&r, 0, sizeof r);
-  r.size = sizeof r;
+  MR_shutdown_report_init(&r);
   ck_assert_int_eq(MR_shutdown_now(&r), 0);
   ck_assert_uint_eq(r.contexts_dropped, 2);
   /* The dropped waiters' claims went with the runtime: the descriptors can be waited on. */

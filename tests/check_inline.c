@@ -34,7 +34,7 @@ static uint64_t sum_stat(size_t offset) {
   uint64_t total = 0;
   ck_assert_int_le(n, 8);
   for (int i = 0; i < n; i++) {
-    s[i].size = sizeof s[i];
+    MR_engine_stats_init(&s[i]);
     ck_assert_int_eq(MR_stats_get(i, &s[i]), 0);
     total += *(const uint64_t *)((const char *)&s[i] + offset);
   }

@@ -113,7 +113,7 @@ START_TEST(test_spawn_argument_errors) {
   o.size = 1;
   ck_assert_int_eq(MR_spawn(count_run, NULL, &o), MR_EINVAL);
   MR_EngineStats s;
-  s.size = sizeof s;
+  MR_engine_stats_init(&s);
   ck_assert_int_eq(MR_stats_get(5, &s), MR_ERANGE);
   ck_assert_int_eq(MR_stats_get(0, NULL), MR_EINVAL);
   ck_assert_int_eq(MR_shutdown(), 0);

@@ -4,6 +4,7 @@
  * same when the process runs out of mappings (vm.max_map_count); a stack costs one mapping where
  * the kernel has MADV_GUARD_INSTALL (Linux 6.13), two elsewhere. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "mrengine.h"
 #include "testutil.h"
@@ -105,6 +107,54 @@ START_TEST(test_out_of_mappings) {
 }
 END_TEST
 
+/* Stacks mapped one after the other merge into one mapping; unmapping one from the middle of
+ * such a run needs a mapping more, which the kernel refuses at the limit. 64 contexts finish
+ * (and are cached) every other one first, so that each of those is in the middle of a run; with no mapping to spare, MR_shutdown still unmaps every
+ * stack (from the lowest up, each at the end of its run). */
+enum { RUN = 64 };
+static MR_Future run_go[RUN];
+static atomic_int run_started, run_finished;
+static uintptr_t run_frame[RUN];
+static void run_member(void *arg) {
+  int i = (int)(intptr_t)arg;
+  volatile char here = 0;
+  run_frame[i] = (uintptr_t)&here;
+  atomic_fetch_add(&run_started, 1);
+  MR_future_wait(&run_go[i]);
+  atomic_fetch_add(&run_finished, 1);
+}
+
+START_TEST(test_stacks_unmapped_at_the_limit) {
+  long page = sysconf(_SC_PAGESIZE);
+  mr_test_start(1, "--stack-size=64");
+  atomic_store(&run_started, 0);
+  atomic_store(&run_finished, 0);
+  for (int i = 0; i < RUN; i++) {
+    MR_future_init(&run_go[i]);
+    ck_assert_int_eq(MR_spawn(run_member, (void *)(intptr_t)i, NULL), 0);
+  }
+  while (atomic_load(&run_started) < RUN) MR_sleep_for(1000000);
+  for (int k = 0; k < RUN; k++) {
+    MR_future_signal(&run_go[k < RUN / 2 ? 2 * k + 1 : 2 * (k - RUN / 2)], 1);
+    while (atomic_load(&run_finished) <= k) MR_sleep_for(1000000);
+  }
+  fill_mappings();
+  /* Take back the one fill_mappings left, at the same place and protection (no merge). */
+  fillers[nfillers] = mmap(fillers[nfillers], 4096, (nfillers & 1) ? PROT_READ : PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ck_assert_ptr_ne(fillers[nfillers], MAP_FAILED);
+  nfillers++;
+  ck_assert_int_eq(MR_shutdown(), 0);
+  free_mappings();
+  for (int i = 0; i < RUN; i++) {
+    unsigned char v;
+    void *p = (void *)(run_frame[i] & ~(uintptr_t)(page - 1));
+    ck_assert_msg(mincore(p, (size_t)page, &v) == -1 && errno == ENOMEM,
+                  "the stack of context %d is still mapped", i);
+  }
+}
+END_TEST
+
 START_TEST(test_one_mapping_per_stack) {
   enum { N = 2000 };
   long before, after;
@@ -131,6 +181,7 @@ int main(void) {
   tcase_add_test(tc, test_enomem_not_abort);
   tcase_add_test(tc, test_out_of_mappings);
   tcase_add_test(tc, test_one_mapping_per_stack);
+  tcase_add_test(tc, test_stacks_unmapped_at_the_limit);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }

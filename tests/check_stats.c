@@ -157,7 +157,7 @@ static struct totals sum_stats(void) {
   struct totals t = {0};
   for (int e = 0; e < MR_num_engines(); e++) {
     MR_EngineStats s;
-    s.size = sizeof s;
+    MR_engine_stats_init(&s);
     ck_assert_int_eq(MR_stats_get(e, &s), 0);
     t.pushed += s.sparks_pushed;
     t.local += s.sparks_run_local;
@@ -187,6 +187,47 @@ START_TEST(test_counters_balance) {
     ck_assert_uint_eq(t.pushed, (uint64_t)(rep + 1) * 1596); /* fib(n+1)-1 sparks */
   }
   ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+static void signal_arg(void *f) { MR_future_signal(f, 1); }
+
+/* The records the caller passes for the library to fill: each _init sets the size and zeroes
+ * the rest, and the record is then accepted as it is. */
+START_TEST(test_stats_records_init) {
+  MR_EngineStats es;
+  MR_ChannelStats cs;
+  MR_ShutdownReport r;
+  memset(&es, 0xa5, sizeof es);
+  memset(&cs, 0xa5, sizeof cs);
+  memset(&r, 0xa5, sizeof r);
+  MR_engine_stats_init(&es);
+  MR_channel_stats_init(&cs);
+  MR_shutdown_report_init(&r);
+  ck_assert_uint_eq(es.size, sizeof es);
+  ck_assert_uint_eq(cs.size, sizeof cs);
+  ck_assert_uint_eq(r.size, sizeof r);
+  static const char zero[sizeof(MR_ShutdownReport)];
+  size_t sz = sizeof es.size;
+  ck_assert_int_eq(memcmp((char *)&es + sz, zero, sizeof es - sz), 0);
+  ck_assert_int_eq(memcmp((char *)&cs + sz, zero, sizeof cs - sz), 0);
+  ck_assert_int_eq(memcmp((char *)&r + sz, zero, sizeof r - sz), 0);
+  MR_engine_stats_init(NULL); /* does nothing, as the options' _default functions */
+  MR_channel_stats_init(NULL);
+  MR_shutdown_report_init(NULL);
+
+  mr_test_start(1, NULL);
+  ck_assert_int_eq(mr_test_pfib(10), 55);
+  ck_assert_int_eq(MR_stats_get(0, &es), 0);
+  ck_assert_uint_eq(es.size, sizeof es);
+  ck_assert_uint_eq(es.sparks_pushed, 88); /* fib(11) - 1 */
+  MR_Future ran = MR_FUTURE_INIT;
+  ck_assert_int_eq(MR_spawn(signal_arg, &ran, NULL), 0);
+  MR_future_wait(&ran);
+  ck_assert_int_eq(MR_channel_stats(MR_CHANNEL_DEFAULT, &cs), 0);
+  ck_assert_uint_ge(cs.contexts_run, 1);
+  ck_assert_int_eq(MR_shutdown_report(&r), 0);
+  ck_assert_uint_eq(r.contexts_dropped, 0);
 }
 END_TEST
 
@@ -328,6 +369,7 @@ int main(void) {
   tc = mr_tcase("counters", 120);
   tcase_add_loop_test(tc, test_counters_balance, 0, 2);
   tcase_add_test(tc, test_stats_table_at_shutdown);
+  tcase_add_test(tc, test_stats_records_init);
   tcase_add_loop_test(tc, test_spin_adapts_to_a_trickle, 0, 4);
   suite_add_tcase(s, tc);
   return mr_test_run(s);

@@ -312,7 +312,7 @@ START_TEST(test_busy_engine_takeover) {
     ck_assert_int_eq(atomic_load(&busy_saw_flag), 1);
   }
   MR_EngineStats st;
-  st.size = sizeof st;
+  MR_engine_stats_init(&st);
   ck_assert_int_eq(MR_stats_get(0, &st), 0);
   ck_assert_uint_ge(st.timers_taken, 1);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -392,7 +392,7 @@ START_TEST(test_shutdown_drops_sleepers) {
   ck_assert_int_eq(MR_shutdown(), 0); /* drop channel: the sleepers are dropped */
   mr_test_start(2, NULL);
   start_sleepers(MR_CHANNEL_DEFAULT, 50);
-  r.size = sizeof r;
+  MR_shutdown_report_init(&r);
   ck_assert_int_eq(MR_shutdown_now(&r), 0);
   ck_assert_uint_eq(r.contexts_dropped, 50);
 }

@@ -31,7 +31,7 @@ static void spark_totals(unsigned long long *created, unsigned long long *run) {
   *created = *run = 0;
   for (int e = 0; e < MR_num_engines(); e++) {
     MR_EngineStats s;
-    s.size = sizeof s;
+    MR_engine_stats_init(&s);
     ck_assert_int_eq(MR_stats_get(e, &s), 0);
     *created += s.sparks_pushed + s.sparks_injected;
     *run += s.sparks_run_local + s.sparks_stolen + s.sparks_injected;
@@ -43,7 +43,7 @@ static void noted_args(char *out, size_t size) {
   unsigned long long pushed = 0, run = 0, stolen = 0, wakeups = 0;
   for (int e = 0; e < MR_num_engines(); e++) {
     MR_EngineStats s;
-    s.size = sizeof s;
+    MR_engine_stats_init(&s);
     ck_assert_int_eq(MR_stats_get(e, &s), 0);
     pushed += s.sparks_pushed;
     run += s.sparks_run_local + s.sparks_injected;
@@ -190,6 +190,26 @@ START_TEST(test_trace_bad_paths) {
 }
 END_TEST
 
+/* A path with control bytes, 10 KB long: the message escapes them and shows only its start. */
+START_TEST(test_trace_bad_path_quoted) {
+  enum { kLong = 10 * 1024 };
+  static char options[kLong + 64];
+  int n = snprintf(options, sizeof options, "--trace=/nonexistent-dir/\x01\x1b[31m");
+  memset(options + n, 'a', kLong);
+  strcpy(options + n + kLong, ".json");
+  MR_Config c;
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_IGNORE_ENV | MR_CONFIG_QUIET;
+  c.options = options;
+  ck_assert_int_eq(MR_init(&c), MR_EOPTION);
+  const char *msg = MR_init_error_message();
+  ck_assert_ptr_nonnull(strstr(msg, "cannot open trace file '/nonexistent-dir/\\x01\\x1b[31maaa"));
+  ck_assert_ptr_nonnull(strstr(msg, "aaa...':"));
+  ck_assert_uint_lt(strlen(msg), 256);
+  for (const char *p = msg; *p; p++) ck_assert_uint_ge((unsigned char)*p, 0x20);
+}
+END_TEST
+
 /* ---- concurrency: 4 foreign threads inject while engines sleep and wake, the trace is
  * stopped and started under them, and the runtime shuts down ---- */
 enum { kInjectors = 4 };
@@ -274,6 +294,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_trace_whole_run, 0, 6);
   tcase_add_test(tc, test_trace_regions);
   tcase_add_test(tc, test_trace_bad_paths);
+  tcase_add_test(tc, test_trace_bad_path_quoted);
   tcase_add_loop_test(tc, test_trace_killed, 0, 2);
   suite_add_tcase(s, tc);
   tc = mr_tcase("concurrency", 120);

@@ -122,7 +122,7 @@ static inline uint64_t mr_test_stat_total(size_t offset) {
   int e;
   for (e = 0; e < MR_num_engines(); e++) {
     MR_EngineStats s;
-    s.size = sizeof s;
+    MR_engine_stats_init(&s);
     ck_assert_int_eq(MR_stats_get(e, &s), 0);
     t += *(const uint64_t *)(const void *)((const char *)&s + offset);
   }
