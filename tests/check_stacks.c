@@ -46,10 +46,6 @@ static int kernel_has_guard_advice(void) {
 }
 
 START_TEST(test_enomem_not_abort) {
-#ifdef MR_TEST_SANITIZER
-  /* The sanitizers reserve terabytes of shadow memory: an address-space limit stops them. */
-  return;
-#endif
   struct rlimit old, low;
   int spawned = 0, rc = 0;
   mr_test_start(2, "--stack-size=1024");
@@ -164,10 +160,11 @@ START_TEST(test_one_mapping_per_stack) {
   before = mappings();
   for (int i = 0; i < N; i++) ck_assert_int_eq(MR_spawn(waits, NULL, NULL), 0);
   after = mappings();
-  /* Adjacent stacks may merge into fewer lines, never more than their count. */
-  if (kernel_has_guard_advice())
+  /* Adjacent stacks may merge into fewer lines, never more than their count. (A sanitizer maps
+   * memory of its own for each stack: the count is not ours there.) */
+  if (MR_TEST_EXACT_RESOURCES && kernel_has_guard_advice())
     ck_assert_int_le(after - before, N + 16);
-  else
+  else if (MR_TEST_EXACT_RESOURCES)
     ck_assert_int_le(after - before, 2 * N + 16);
   MR_future_signal(&release, 1);
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -178,10 +175,14 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("stacks");
   TCase *tc = mr_tcase("stacks", 60);
+  tcase_add_test(tc, test_one_mapping_per_stack);
+#ifndef MR_TEST_SANITIZER
+  /* Not under the sanitizers: they reserve terabytes of shadow memory (an address-space limit
+   * stops them) and map memory of their own as they go (out of mappings, they die). */
   tcase_add_test(tc, test_enomem_not_abort);
   tcase_add_test(tc, test_out_of_mappings);
-  tcase_add_test(tc, test_one_mapping_per_stack);
   tcase_add_test(tc, test_stacks_unmapped_at_the_limit);
+#endif
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
