@@ -20,7 +20,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 if make -C "$build" install prefix="$work/moved" >"$work/moved.log" 2>&1; then
   fail "make install prefix=DIR was accepted"
 fi
-grep -q "Run ./configure --prefix=DIR" "$work/moved.log" || fail "make install prefix=DIR: no reason"
+grep -q "Run ./configure --prefix=DIR" "$work/moved.log" ||
+  fail "make install prefix=DIR: no reason given"
 [ ! -e "$work/moved" ] || fail "make install prefix=DIR installed something"
 make -C "$build" install DESTDIR="$root" >"$work/install.log" 2>&1 ||
   { tail -40 "$work/install.log"; fail "make install"; }
@@ -29,8 +30,8 @@ pc=$(find "$root" -name mrengine.pc)
 prefix=$root$(sed -n 's/^prefix=//p' "$pc")
 libdir=$(dirname "$(dirname "$pc")")
 version=$(sed -n 's/^Version: *//p' "$pc")
-for f in mrengine.h mrengine_view.h mrengine_config.h mrengine.hpp \
-         mrengine-config.cmake mrengine-config-version.cmake mrengine.3 MR_init.3; do
+for f in mrengine.h mrengine_time.h mrengine_stats.h mrengine_view.h mrengine_config.h \
+         mrengine.hpp mrengine_time.hpp mrengine-config.cmake mrengine-config-version.cmake mrengine.3 MR_init.3; do
   [ -n "$(find "$root" -name "$f")" ] || fail "$f is not installed"
 done
 echo "installed $version under $prefix"
