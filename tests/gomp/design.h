@@ -1,4 +1,5 @@
-/* design.h: what the design-point programs of libmrgomp share (design.c runs them by name). */
+/* design.h: what the design-point programs of libmrgomp share (design.c runs them by name;
+ * design_fork.c is a program of its own). */
 #ifndef MR_GOMP_DESIGN_H
 #define MR_GOMP_DESIGN_H
 

@@ -4,22 +4,11 @@
  * and loops run with the teams they ask for, member 1 of its regions on an engine, and the
  * parent's still do after the fork: first forks between regions, then forks by another thread
  * while the main thread is in a region (its team holds the slots and is kept). */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <omp.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "design.h"
 
-#define FAIL(...)                                   \
-  do {                                              \
-    fprintf(stderr, "design_fork: %s: ", __func__); \
-    fprintf(stderr, __VA_ARGS__);                   \
-    fputc('\n', stderr);                            \
-    exit(1);                                        \
-  } while (0)
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/wait.h>
 
 /* Regions of 4 (more members than the 2 engines: residents and slot threads), a parallel loop,
  * and tasks; `who` names the process in a failure. */
