@@ -150,40 +150,54 @@ class EventlogWriter final : public Writer {
   }
 
  private:
+  // Record e as eventlog events: an engine's or a context's (thread_event), or any other.
   static void one(Out &o, std::uint16_t cap, const Record &e,
                   const std::vector<std::string> &markers) {
+    if (!thread_event(o, cap, e)) other_event(o, e, markers);
+  }
+
+  // The capability's and the threads' events; false for a record of another kind.
+  static bool thread_event(Out &o, std::uint16_t cap, const Record &e) {
     switch (e.kind) {
       case Kind::ENGINE_START:
         o.head(CAP_CREATE, e.ts);
         o.u16(cap);
         state_event(o, static_cast<State>(e.x), e.ts);
-        break;
+        return true;
       case Kind::ENGINE_STOP:
         o.head(CAP_DELETE, e.ts);
         o.u16(cap);
-        break;
+        return true;
       case Kind::STATE:
         state_event(o, static_cast<State>(e.x), e.ts);
-        break;
+        return true;
       case Kind::CTX_CREATE:
         o.head(CREATE_THREAD, e.ts);
         o.u32(e.y);
-        break;
+        return true;
       case Kind::CTX_RUN:
         o.head(RUN_THREAD, e.ts);
         o.u32(e.y);
-        break;
+        return true;
       case Kind::CTX_STOP:
         o.head(STOP_THREAD, e.ts);
         o.u32(e.y);
         o.u16(static_cast<std::uint16_t>(why_status(static_cast<Why>(e.x))));
         o.u32(0);  // blocked on no thread
-        break;
+        return true;
       case Kind::CTX_MIGRATE:
         o.head(MIGRATE_THREAD, e.ts);
         o.u32(e.y);
         o.u16(cap);
-        break;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Sparks, notifications, futures and markers.
+  static void other_event(Out &o, const Record &e, const std::vector<std::string> &markers) {
+    switch (e.kind) {
       case Kind::SPARK_CREATE:
         o.head(SPARK_CREATE, e.ts);
         break;
@@ -230,6 +244,8 @@ class EventlogWriter final : public Writer {
         o.bytes(m.data(), len);
         break;
       }
+      default:  // thread_event's
+        break;
     }
   }
 };
