@@ -266,16 +266,22 @@ inline int queue_channel(const Context *c) {
   return c->suspended ? g_rt->channels.followup(c->channel) : c->channel;
 }
 
-// Is c to be dropped rather than run? MR_shutdown has begun and c's channel drops, or c is a
-// spawned context whose function has not returned and MR_channel_close closed its drop
-// channel. Any thread that is about to run c.
-inline bool dropping(const Context *c) {
-  // relaxed (both): a context that misses either flag runs once more, to its next suspension.
-  if (g_rt->closing.load(std::memory_order_relaxed) &&
-      g_rt->channels[c->channel].close == Close::DROP)
-    return true;
+// Is c a spawned context whose function has not returned, of a drop channel that
+// MR_channel_close closed? Any thread that is about to run c. The paths that already know the
+// runtime is not closing (a hand-off, a join's switch to its parent) ask only this.
+inline bool dropped_by_close(const Context *c) {
+  // relaxed: a context that misses the bit runs once more, to its next suspension.
   return c->spawned.fn &&
          ((g_rt->closed_drops.load(std::memory_order_relaxed) >> c->channel) & 1) != 0;
+}
+
+// Is c to be dropped rather than run? MR_shutdown has begun and c's channel drops, or
+// dropped_by_close(c). Any thread that is about to run c.
+inline bool dropping(const Context *c) {
+  // relaxed: as above.
+  return (g_rt->closing.load(std::memory_order_relaxed) &&
+          g_rt->channels[c->channel].close == Close::DROP) ||
+         dropped_by_close(c);
 }
 inline bool dropping(const Join *j) {
   return g_rt->closing.load(std::memory_order_relaxed) &&

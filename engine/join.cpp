@@ -84,8 +84,8 @@ void finish_task(Context *self, Join *j) {
     if (p == nullptr) fatal(kTooManyBranches);
     // relaxed closing: a parent that misses it is dropped at its next suspension.
     if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
-        from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) && !dropping(p) &&
-        !queued_above(g_rt->channels.level(queue_channel(p)))) {
+        from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) &&
+        !dropped_by_close(p) && !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
       // spark in hand (this engine's own, not counted yet) back where it was. A stolen spark
       // is not moved here: self runs it, and the parent is scheduled.

@@ -124,7 +124,7 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
     if (next) {
       const int level = g_rt->channels.level(queue_channel(next));
       // A context that a closed channel drops goes to its queue too: the scheduler drops it.
-      if (queued_above(level) || queued_at < level || dropping(next)) {
+      if (queued_above(level) || queued_at < level || dropped_by_close(next)) {
         enqueue(next);  // it waits its turn in its queue
         next = nullptr;
       }
