@@ -10,6 +10,7 @@
 #include "current.hpp"
 #include "export.hpp"
 #include "fatal.hpp"
+#include "omp.hpp"
 #include "records.hpp"
 
 namespace mrg {
@@ -103,11 +104,12 @@ void release(void *p) {
 
 using namespace mrg;
 
-MRG_EXPORT uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits, const uintptr_t *traits) {
+MRG_EXPORT uintptr_t omp_init_allocator(uintptr_t memspace, int ntraits, const AllocTrait *traits) {
   if (memspace > 4) return 0;  // not a memory space of the ABI
   auto *a = new Allocator;
   for (int i = 0; i < ntraits; i++) {
-    uintptr_t key = traits[2 * i], value = traits[2 * i + 1];
+    // The key as the 4-byte enum it is (AllocTrait): the padding after it is not read.
+    uintptr_t key = static_cast<unsigned>(traits[i].key), value = traits[i].value;
     switch (key) {
       case kAtkAlignment:
         if (value == kAtvDefault) break;

@@ -10,6 +10,7 @@
 #include "env.hpp"
 #include "export.hpp"
 #include "mrengine.h"
+#include "omp.hpp"
 #include "records.hpp"
 
 using namespace mrg;

@@ -16,6 +16,7 @@
 #include "fatal.hpp"
 #include "loop.hpp"
 #include "records.hpp"
+#include "reduction.hpp"
 #include "workshare.hpp"
 
 namespace mrg {
@@ -23,13 +24,17 @@ namespace {
 
 constexpr std::uint64_t kDoacrossMax = std::uint64_t(1) << 28;  // flags: 256 MiB at most
 
+// Begin the loop; with reductions (GOMP_loop_doacross_start's task reductions, as a work-sharing
+// loop's) the member registers its descriptor, and mem is the work-share memory for the
+// compiler's lastprivate(conditional:) and scan.
 template <class T>
 bool doacross_start(const char *symbol, int kind, unsigned ncounts, const T *counts, long chunk,
-                    T *istart, T *iend) {
+                    T *istart, T *iend, std::uintptr_t *reductions = nullptr,
+                    void **mem = nullptr) {
   Task *self = current();
   std::int64_t c = chunk;
   kind = resolve_kind(kind, &c);
-  ws_begin(self, [&](WorkShare *w) {
+  WorkShare *ws = ws_begin(self, [&](WorkShare *w) {
     ws_init_loop(w, kind, 0, static_cast<std::int64_t>(counts[0]), 1, c);
     std::uint64_t total = 1;
     for (unsigned d = 0; d < ncounts; d++) {
@@ -39,7 +44,10 @@ bool doacross_start(const char *symbol, int kind, unsigned ncounts, const T *cou
       total *= n;
     }
     w->doacross_done.reset(new std::atomic<unsigned char>[total ? total : 1]());
+    if (mem) w->mem = ws_mem(reinterpret_cast<std::uintptr_t>(*mem));
   });
+  if (mem) *mem = ws->mem;
+  if (reductions) ws_reductions(self, ws, reductions);
   std::uint64_t lo, hi;
   if (!take_chunk(self, &lo, &hi)) return false;
   *istart = static_cast<T>(lo);
@@ -101,10 +109,8 @@ MRG_EXPORT bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long *counts,
 MRG_EXPORT bool GOMP_loop_doacross_start(unsigned ncounts, long *counts, long sched, long chunk,
                                          long *istart, long *iend, uintptr_t *reductions,
                                          void **mem) {
-  if (reductions) unsupported("GOMP_loop_doacross_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_doacross_start", "work-share memory");
   return doacross_start<long>("GOMP_loop_doacross_start", static_cast<int>(sched), ncounts, counts,
-                              chunk, istart, iend);
+                              chunk, istart, iend, reductions, mem);
 }
 
 #define MRG_ULL_DOACROSS_START(name, kind)                                                     \
@@ -126,11 +132,9 @@ MRG_EXPORT bool GOMP_loop_ull_doacross_start(unsigned ncounts, unsigned long lon
                                              long sched, unsigned long long chunk,
                                              unsigned long long *istart, unsigned long long *iend,
                                              uintptr_t *reductions, void **mem) {
-  if (reductions) unsupported("GOMP_loop_ull_doacross_start", "task reductions");
-  if (mem) unsupported("GOMP_loop_ull_doacross_start", "work-share memory");
   return doacross_start<unsigned long long>("GOMP_loop_ull_doacross_start", static_cast<int>(sched),
-                                            ncounts, counts, static_cast<long>(chunk), istart,
-                                            iend);
+                                            ncounts, counts, static_cast<long>(chunk), istart, iend,
+                                            reductions, mem);
 }
 
 MRG_EXPORT void GOMP_doacross_post(long *counts) { doacross_post(counts); }

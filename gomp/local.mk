@@ -21,6 +21,9 @@ gomp_libgomp_la_SOURCES = \
 	gomp/runtime.hpp \
 	gomp/runtime.cpp \
 	gomp/unsupported.cpp \
+	gomp/omp.hpp \
+	gomp/error.cpp \
+	gomp/fortran.cpp \
 	gomp/current.hpp \
 	gomp/current.cpp \
 	gomp/ordered.hpp \

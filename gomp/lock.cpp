@@ -6,6 +6,7 @@
 #include "current.hpp"
 #include "export.hpp"
 #include "lock.hpp"
+#include "omp.hpp"
 #include "records.hpp"
 
 namespace mrg {
@@ -17,7 +18,7 @@ struct NestLock {
   int depth;
   Task *owner;
 };
-static_assert(sizeof(NestLock) == 16, "omp_nest_lock_t is 16 bytes on this target");
+static_assert(sizeof(NestLock) == kNestLockBytes, "omp_nest_lock_t is 16 bytes on this target");
 
 }  // namespace
 }  // namespace mrg

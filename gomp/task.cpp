@@ -19,6 +19,7 @@
 #include "export.hpp"
 #include "fatal.hpp"
 #include "mrengine.h"
+#include "omp.hpp"
 #include "records.hpp"
 #include "runtime.hpp"
 #include "task.hpp"

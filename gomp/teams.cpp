@@ -7,6 +7,7 @@
 #include "current.hpp"
 #include "env.hpp"
 #include "export.hpp"
+#include "omp.hpp"
 #include "records.hpp"
 
 using namespace mrg;

@@ -7,7 +7,6 @@
 #define MRG_UNSUPPORTED(name) \
   MRG_EXPORT void name(void) { mrg::unsupported(#name); }
 
-MRG_UNSUPPORTED(GOMP_error)
 MRG_UNSUPPORTED(GOMP_offload_register)
 MRG_UNSUPPORTED(GOMP_offload_register_ver)
 MRG_UNSUPPORTED(GOMP_offload_unregister)
@@ -16,7 +15,6 @@ MRG_UNSUPPORTED(GOMP_target)
 MRG_UNSUPPORTED(GOMP_target_data)
 MRG_UNSUPPORTED(GOMP_target_update)
 MRG_UNSUPPORTED(GOMP_teams)
-MRG_UNSUPPORTED(GOMP_warning)
 MRG_UNSUPPORTED(omp_capture_affinity)
 MRG_UNSUPPORTED(omp_display_affinity)
 MRG_UNSUPPORTED(omp_get_affinity_format)

@@ -6,14 +6,21 @@
 # runtime with a time limit. Prints a table (passed / failed / timed out / unsupported per
 # runtime) and mrengine's failures with their reasons.
 #
-# usage: tests/gomp/run-suite.sh [--tier core | --list FILE] [--runtimes "mrengine system libomp"]
+# usage: tests/gomp/run-suite.sh [--suite c | fortran] [--tier core | --list FILE]
+#                                [--runtimes "mrengine system libomp"]
 #                                [--timeout SECONDS] [--jobs N] [--builddir DIR] [--quiet]
-#   --tier core   only the tests named in tests/gomp/core.list (what `make check` runs)
+#   --suite       c (default): libgomp.c and libgomp.c-c++-common, compiled with $CC;
+#                 fortran: libgomp.fortran, compiled with $FC (gfortran's harness compiles
+#                 each test at several optimisation levels; here once, at -O2 and the test's
+#                 own options)
+#   --tier core   only the tests named in tests/gomp/core.list (core-fortran.list for
+#                 Fortran: what `make check` runs)
 #   --list FILE   only the tests named in FILE (paths as in core.list: libgomp.c/foo.c)
 # Exit status: 0 if mrengine passed every test it ran that the system's libgomp passes, except
 # those it stops as unsupported and those in tests/gomp/known.list (each with its reason); 1
 # otherwise; 77 if the gcc source tarball is missing.
 # Environment: GCC_SOURCE_TARBALL (default /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz), CC (gcc),
+# FC (gfortran),
 # SUITE_CFLAGS (more compiler flags for every test, e.g. a sanitizer build's -fsanitize=...).
 set -u
 
@@ -22,12 +29,14 @@ srcdir=$(cd "$here/../.." && pwd)
 builddir=$(pwd)
 tier=all
 list=
+suite=c
 runtimes="mrengine system libomp"
 timeout_s=10
 jobs=2
 quiet=no
 while [ $# -gt 0 ]; do
   case "$1" in
+    --suite) suite=$2; shift 2 ;;
     --tier) tier=$2; shift 2 ;;
     --list) list=$2; tier=list; shift 2 ;;
     --runtimes) runtimes=$2; shift 2 ;;
@@ -35,18 +44,22 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --builddir) builddir=$2; shift 2 ;;
     --quiet) quiet=yes; shift ;;
-    *) echo "usage: $0 [--tier core | --list FILE] [--runtimes LIST] [--timeout S] [--jobs N] [--builddir DIR] [--quiet]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--suite c|fortran] [--tier core | --list FILE] [--runtimes LIST] [--timeout S] [--jobs N] [--builddir DIR] [--quiet]" >&2; exit 2 ;;
   esac
 done
-[ "$tier" = core ] && list=$srcdir/tests/gomp/core.list
+case $suite in
+  c) core_list=core.list; CC=${CC:-gcc} ;;
+  fortran) core_list=core-fortran.list; CC=${FC:-gfortran} ;;
+  *) echo "run-suite: --suite c or fortran" >&2; exit 2 ;;
+esac
+[ "$tier" = core ] && list=$srcdir/tests/gomp/$core_list
 
 tarball=${GCC_SOURCE_TARBALL:-/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz}
 if [ ! -r "$tarball" ]; then
   echo "run-suite: $tarball not found: install the Debian package gcc-12-source (./bootstrap --install-deps)"
   exit 77
 fi
-CC=${CC:-gcc}
-command -v "$CC" >/dev/null || { echo "run-suite: no C compiler '$CC'"; exit 77; }
+command -v "$CC" >/dev/null || { echo "run-suite: no compiler '$CC' for the $suite suite"; exit 77; }
 
 work=$builddir/tests/gomp/suite
 mkdir -p "$work"
@@ -70,11 +83,16 @@ else
   runtimes=$(echo " $runtimes " | sed 's/ libomp / /')
 fi
 
-# The tests: run tests of libgomp.c and libgomp.c-c++-common (with their subdirectories).
+# The tests: run tests of libgomp.c and libgomp.c-c++-common, or of libgomp.fortran (the
+# sources gfortran's harness takes: .f, .F, .f90, .F90, .f95, .f03, .f08), with their
+# subdirectories. Each suite has its own list and results.
+tests_txt=$work/tests-$suite.txt
 if [ -n "$list" ]; then
-  grep -v '^#' "$list" | sed '/^[[:space:]]*$/d' > "$work/tests.txt"
+  grep -v '^#' "$list" | sed '/^[[:space:]]*$/d' > "$tests_txt"
+elif [ "$suite" = fortran ]; then
+  (cd "$tests_root" && find libgomp.fortran -regex '.*\.[fF]\(90\|95\|03\|08\)?' | sort) > "$tests_txt"
 else
-  (cd "$tests_root" && find libgomp.c libgomp.c-c++-common -name '*.c' | sort) > "$work/tests.txt"
+  (cd "$tests_root" && find libgomp.c libgomp.c-c++-common -name '*.c' | sort) > "$tests_txt"
 fi
 
 # Parse one test's dg- directives (perl is part of every Debian system). Prints shell
@@ -112,6 +130,7 @@ parse_dg() {
       }
     }
     $opts = "-O2" unless defined $opts;
+    $opts = "-O2 $opts" if $ENV{suite} eq "fortran";  # dg-options add to the harness level
     sub sq { my $s = shift; $s =~ s/\x27/\x27\\\x27\x27/g; "\x27$s\x27" }
     print "kind=", sq($kind), "\nwhy=", sq($why), "\nopts=", sq(join(" ", $opts, @add)), "\n";
     print "sources=", sq(join(" ", @src)), "\nenvs=", sq(join(" ", @env)), "\nshouldfail=$fail\n";
@@ -135,11 +154,14 @@ run_one() {
   local tdir=$tests_root/$(dirname "$t")
   local srcs="$tests_root/$t"
   for s in $sources; do srcs="$srcs $tdir/$s"; done
-  # Compiled once, again when the test or the extra flags change.
+  # Compiled once, again when the test or the extra flags change. A Fortran test is compiled
+  # in its own directory, where it writes its modules (tests share module names).
+  local cdir=$tdir
+  [ "$suite" = fortran ] && cdir=$dir
   if [ ! -x "$dir/a.out" ] || [ "$tests_root/$t" -nt "$dir/a.out" ] ||
      [ "$(cat "$dir/cflags" 2>/dev/null)" != "${SUITE_CFLAGS:-}" ]; then
     # shellcheck disable=SC2086
-    if ! (cd "$tdir" && timeout 120 "$CC" -fopenmp $opts ${SUITE_CFLAGS:-} -I"$tdir" -idirafter "$top/libgomp" \
+    if ! (cd "$cdir" && timeout 120 "$CC" -fopenmp $opts ${SUITE_CFLAGS:-} -I"$tdir" -idirafter "$top/libgomp" \
           -idirafter "$top/include" $srcs -o "$dir/a.out" -lm) > "$dir/compile.log" 2>&1; then
       for r in $runtimes; do echo "$t $r skip does not compile here"; done
       return
@@ -186,13 +208,13 @@ run_one() {
   done
 }
 export -f run_one parse_dg
-export work tests_root top runtimes mrlib libomp_dir timeout_s CC SUITE_CFLAGS
+export work tests_root top runtimes mrlib libomp_dir timeout_s CC SUITE_CFLAGS suite
 
-results=$work/results.txt
+results=$work/results-$suite.txt
 : > "$results"
-total=$(wc -l < "$work/tests.txt")
-echo "run-suite: $total tests, runtimes: $runtimes, ${timeout_s}s each, $jobs at a time"
-xargs -a "$work/tests.txt" -P "$jobs" -I{} bash -c 'run_one "$1"' _ {} >> "$results"
+total=$(wc -l < "$tests_txt")
+echo "run-suite: $total tests of the $suite suite, runtimes: $runtimes, ${timeout_s}s each, $jobs at a time"
+xargs -a "$tests_txt" -P "$jobs" -I{} bash -c 'run_one "$1"' _ {} >> "$results"
 
 # The table.
 printf '\n%-10s %7s %7s %9s %12s %7s\n' runtime passed failed timed-out unsupported run
@@ -207,19 +229,20 @@ echo "(not run: $skipped of $total tests: compile-only, or need an offload devic
 # either; only those the system's libgomp passes (or all, without it) make the status 1.
 status=0
 if echo " $runtimes " | grep -q ' mrengine '; then
+  failures=$work/mrengine-failures-$suite.txt
   awk '$2 == "system" { sys[$1] = $3 }
        $2 == "mrengine" && ($3 == "fail" || $3 == "timeout") { bad[$1] = $0 }
        END { for (t in bad) { s = (t in sys) ? sys[t] : "not run";
                               print bad[t] (s == "pass" || s == "not run" ? "" : "  [system: " s "]") } }' \
-    "$results" | sort > "$work/mrengine-failures.txt"
-  n=$(wc -l < "$work/mrengine-failures.txt")
+    "$results" | sort > "$failures"
+  n=$(wc -l < "$failures")
   if [ "$n" -gt 0 ]; then
     echo
     echo "mrengine failures ($n; outputs in $work/out/<test>/mrengine.err):"
-    sed 's/ mrengine / /' "$work/mrengine-failures.txt"
+    sed 's/ mrengine / /' "$failures"
     # Failures the system's libgomp passes fail the run, unless tests/gomp/known.list has them.
     grep -v '^#' "$srcdir/tests/gomp/known.list" | awk 'NF { print $1 }' > "$work/known.txt"
-    if grep -v '\[system: ' "$work/mrengine-failures.txt" | awk '{ print $1 }' |
+    if grep -v '\[system: ' "$failures" | awk '{ print $1 }' |
          grep -qvxF -f "$work/known.txt"; then
       status=1
     fi
