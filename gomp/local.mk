@@ -92,8 +92,16 @@ tests_gomp_design_fork_LDADD = -ldl
 TESTS += tests/gomp/check-design.sh tests/gomp/check-suite.sh
 endif
 
-# run-suite.sh extracts gcc's test suite into tests/gomp/suite and compiles and runs it there.
+# gfortran's programs (the Fortran forms, gomp/fortran.cpp: the core tier of gcc's
+# libgomp.fortran tests) and programs nobody here wrote (ImageMagick, OpenBLAS's OpenMP build),
+# compared with libgomp. Each skips (77) what is not installed; they compile at test time.
+TESTS += tests/gomp/check-suite-fortran.sh tests/gomp/check-apps.sh
+EXTRA_DIST += tests/gomp/check-suite-fortran.sh tests/gomp/core-fortran.list \
+	tests/gomp/check-apps.sh tests/gomp/apps_blas.c
+
+# run-suite.sh extracts gcc's test suite into tests/gomp/suite and compiles and runs it there;
+# check-apps.sh works in tests/gomp/apps.
 clean-local: clean-gomp-suite
 clean-gomp-suite:
-	rm -rf tests/gomp/suite
+	rm -rf tests/gomp/suite tests/gomp/apps
 .PHONY: clean-gomp-suite

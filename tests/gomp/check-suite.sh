@@ -1,7 +1,8 @@
 #!/bin/sh
 # check-suite.sh: the core tier of gcc 12's libgomp test suite (tests/gomp/core.list) on this
 # tree's libgomp.so.1, as `make check` runs it. Skipped (77) when the Debian package
-# gcc-12-source is not installed.
+# gcc-12-source is not installed. Its arguments go to run-suite.sh (check-suite-fortran.sh
+# passes --suite fortran).
 here=$(cd "$(dirname "$0")" && pwd)
 MRENGINE_OPTIONS=; export MRENGINE_OPTIONS
 # In a sanitizer build the tests are compiled with the sanitizer too: the library they load
@@ -13,4 +14,4 @@ SUITE_CFLAGS=${MR_SANITIZE_FLAGS:-}; export SUITE_CFLAGS
 case ${MR_SANITIZE_FLAGS:-} in
   *thread*) TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}exitcode=0"; export TSAN_OPTIONS ;;
 esac
-exec "$here/run-suite.sh" --tier core --runtimes mrengine --quiet --timeout 20
+exec "$here/run-suite.sh" --tier core --runtimes mrengine --quiet --timeout 20 "$@"

@@ -65,11 +65,15 @@ work=$builddir/tests/gomp/suite
 mkdir -p "$work"
 top=$work/gcc-12.2.0
 tests_root=$top/libgomp/testsuite
-if [ ! -f "$work/.extracted" ]; then
-  echo "run-suite: extracting the libgomp test suite from $tarball"
-  tar -C "$work" -xJf "$tarball" --wildcards 'gcc-12.2.0/libgomp/*' 'gcc-12.2.0/include/*' || exit 1
-  touch "$work/.extracted"
-fi
+# Extracted once, under a lock: make check runs the C and the Fortran tiers at once.
+(
+  flock 9
+  if [ ! -f "$work/.extracted" ]; then
+    echo "run-suite: extracting the libgomp test suite from $tarball"
+    tar -C "$work" -xJf "$tarball" --wildcards 'gcc-12.2.0/libgomp/*' 'gcc-12.2.0/include/*' || exit 1
+    touch "$work/.extracted"
+  fi
+) 9> "$work/.extract-lock" || exit 1
 
 # The runtimes' library directories (a directory whose libgomp.so.1 the binary loads).
 mrlib=$builddir/gomp/.libs
@@ -115,7 +119,10 @@ parse_dg() {
         if ($a =~ $bad_target) { $kind = "skip"; $why = "needs $a"; }
       } elsif ($d eq "dg-options" || $d eq "dg-additional-options") {
         my ($o, $sel) = $a =~ /^"([^"]*)"\s*(.*)$/ ? ($1, $2) : ($a =~ /^(\S+)\s*(.*)$/);
-        next if $sel =~ $bad_target || $sel =~ /\b(ia32|ilp32|x32|powerpc|arm|aarch64|sparc|s390|mips)/;
+        # The host is a device sharing the address space of the program (offload_device_shared_as:
+        # the harness of gcc finds that a target region sees its variables, as it does here).
+        my $host = $sel =~ /^\{\s*target\s+offload_device_shared_as\s*\}$/;
+        next if !$host && ($sel =~ $bad_target || $sel =~ /\b(ia32|ilp32|x32|powerpc|arm|aarch64|sparc|s390|mips)/);
         if ($d eq "dg-options") { $opts = $o } else { push @add, $o }
       } elsif ($d eq "dg-additional-sources") {
         $a =~ s/"//g; push @src, split " ", $a;
@@ -154,19 +161,19 @@ run_one() {
   local tdir=$tests_root/$(dirname "$t")
   local srcs="$tests_root/$t"
   for s in $sources; do srcs="$srcs $tdir/$s"; done
-  # Compiled once, again when the test or the extra flags change. A Fortran test is compiled
+  # Compiled once, again when the test or its flags change. A Fortran test is compiled
   # in its own directory, where it writes its modules (tests share module names).
   local cdir=$tdir
   [ "$suite" = fortran ] && cdir=$dir
   if [ ! -x "$dir/a.out" ] || [ "$tests_root/$t" -nt "$dir/a.out" ] ||
-     [ "$(cat "$dir/cflags" 2>/dev/null)" != "${SUITE_CFLAGS:-}" ]; then
+     [ "$(cat "$dir/cflags" 2>/dev/null)" != "$opts ${SUITE_CFLAGS:-}" ]; then
     # shellcheck disable=SC2086
     if ! (cd "$cdir" && timeout 120 "$CC" -fopenmp $opts ${SUITE_CFLAGS:-} -I"$tdir" -idirafter "$top/libgomp" \
           -idirafter "$top/include" $srcs -o "$dir/a.out" -lm) > "$dir/compile.log" 2>&1; then
       for r in $runtimes; do echo "$t $r skip does not compile here"; done
       return
     fi
-    printf '%s\n' "${SUITE_CFLAGS:-}" > "$dir/cflags"
+    printf '%s\n' "$opts ${SUITE_CFLAGS:-}" > "$dir/cflags"
   fi
   for r in $runtimes; do
     local libdir=
@@ -241,9 +248,9 @@ if echo " $runtimes " | grep -q ' mrengine '; then
     echo "mrengine failures ($n; outputs in $work/out/<test>/mrengine.err):"
     sed 's/ mrengine / /' "$failures"
     # Failures the system's libgomp passes fail the run, unless tests/gomp/known.list has them.
-    grep -v '^#' "$srcdir/tests/gomp/known.list" | awk 'NF { print $1 }' > "$work/known.txt"
+    grep -v '^#' "$srcdir/tests/gomp/known.list" | awk 'NF { print $1 }' > "$work/known-$suite.txt"
     if grep -v '\[system: ' "$failures" | awk '{ print $1 }' |
-         grep -qvxF -f "$work/known.txt"; then
+         grep -qvxF -f "$work/known-$suite.txt"; then
       status=1
     fi
   fi
