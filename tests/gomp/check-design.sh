@@ -9,7 +9,7 @@ LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
 MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
 for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred barrier-tasks \
-    locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators; do
+    locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators alloc-traits; do
   if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
 # The child of a fork() after regions uses OpenMP (a program of its own: design_fork.c).

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -104,6 +105,28 @@ static int test_locks(void) {
   omp_unset_nest_lock(&nl);
   omp_destroy_nest_lock(&nl);
   omp_destroy_lock(&l);
+  return 0;
+}
+
+/* Allocator traits are omp_alloctrait_t: a 4-byte key, then padding, then the value. The padding
+ * holds whatever the storage held (here every byte set first), and the traits still give an
+ * allocator with their alignment, pool size and fallback. */
+static int test_alloc_traits(void) {
+  omp_alloctrait_t traits[3];
+  memset(traits, 0xa5, sizeof traits);
+  traits[0].key = omp_atk_alignment;
+  traits[0].value = 256;
+  traits[1].key = omp_atk_pool_size;
+  traits[1].value = 4096;
+  traits[2].key = omp_atk_fallback;
+  traits[2].value = omp_atv_null_fb;
+  omp_allocator_handle_t a = omp_init_allocator(omp_default_mem_space, 3, traits);
+  if (a == omp_null_allocator) FAIL("omp_init_allocator refused valid traits");
+  void *p = omp_alloc(1000, a);
+  if (!p || (uintptr_t)p % 256 != 0) FAIL("omp_alloc gave %p, not 256-byte aligned", p);
+  if (omp_alloc(4000, a) != NULL) FAIL("the pool of 4096 bytes gave 1000 and then 4000");
+  omp_free(p, a);
+  omp_destroy_allocator(a);
   return 0;
 }
 
@@ -329,6 +352,7 @@ int main(int argc, char **argv) {
       {"idle", test_idle},
       {"shutdown", test_shutdown},
       {"two-creators", test_two_creators},
+      {"alloc-traits", test_alloc_traits},
       {"unsupported", test_unsupported},
   };
   if (argc != 2) {
