@@ -97,7 +97,9 @@ MRG_EXPORT double omp_get_wtick_(void) { return omp_get_wtick(); }
 
 // ---- schedules: the kind is omp_sched_kind (4 bytes) in both forms -----------------------------
 
-constexpr int32_t kMonotonic = INT32_MIN;  // omp_sched_monotonic, not a kind of OpenMP 4.5's
+// omp_sched_monotonic, masked off what omp_get_schedule_ returns: code written for OpenMP 4.5's
+// kinds (1 to 4) compares the kind with them.
+constexpr int32_t kMonotonic = INT32_MIN;
 
 MRG_EXPORT void omp_set_schedule_(const int32_t *kind, const int32_t *chunk) {
   omp_set_schedule(*kind, *chunk);
