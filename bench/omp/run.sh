@@ -7,7 +7,7 @@
 #   bench/omp/run.sh [options]
 #     --runs N          timed runs per kernel, runtime and thread count (default 5)
 #     --threads LIST    OMP_NUM_THREADS values, e.g. "1 2" (default "1 2")
-#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier
+#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier knapsack
 #                       (default all)
 #     --timeout S       seconds one run may take before it is killed (default 120)
 #     --gomp DIR        directory with gcc's libgomp.so.1 (default: the one gcc links)
@@ -37,7 +37,7 @@ set -u
 
 runs=5
 threads="1 2"
-all_kernels="fib nqueens uts mergesort gs fanout loop barrier"
+all_kernels="fib nqueens uts mergesort gs fanout loop barrier knapsack"
 kernels=$all_kernels
 timeout_s=120
 gomp_dir=
@@ -84,6 +84,7 @@ kernel_args() {
       fanout) echo "50 200" ;;
       loop) echo "200 1000" ;;
       barrier) echo "2000" ;;
+      knapsack) echo "20" ;;
     esac
   else
     case "$1" in
@@ -95,6 +96,7 @@ kernel_args() {
       fanout) echo "1000 1000" ;;
       loop) echo "20000 4096" ;;
       barrier) echo "100000" ;;
+      knapsack) echo "36" ;;
     esac
   fi
 }

@@ -324,6 +324,8 @@ int main(int argc, char **argv) {
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
       {"depend-undeferred", test_depend_undeferred},
+      {"alone-order", test_alone_order},
+      {"alone-detach-depend", test_alone_detach_depend},
       {"nonmonotonic", test_nonmonotonic},
       {"kept-team", test_kept_team},
       {"idle", test_idle},
