@@ -20,6 +20,8 @@ gomp_libgomp_la_SOURCES = \
 	gomp/records.hpp \
 	gomp/runtime.hpp \
 	gomp/runtime.cpp \
+	gomp/places.hpp \
+	gomp/places.cpp \
 	gomp/unsupported.cpp \
 	gomp/current.hpp \
 	gomp/current.cpp \
@@ -32,6 +34,9 @@ gomp_libgomp_la_SOURCES = \
 	gomp/alloc.cpp \
 	gomp/teams.cpp \
 	gomp/api.cpp \
+	gomp/affinity.hpp \
+	gomp/affinity.cpp \
+	gomp/display_env.cpp \
 	gomp/workshare.hpp \
 	gomp/workshare.cpp \
 	gomp/barrier.hpp \
@@ -60,14 +65,15 @@ gomp_libgomp_la_SOURCES = \
 # The public headers, and the engine's header-only helpers by their path from the top
 # (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
 gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
-gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
-gomp_libgomp_la_LIBADD = libmrengine.la
+gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden $(HWLOC_CFLAGS)
+gomp_libgomp_la_LIBADD = libmrengine.la $(HWLOC_LIBS)
 gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 	-Wl,--version-script=$(srcdir)/gomp/libgomp.map $(PTHREAD_FLAGS)
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
-	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh
+	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh \
+	tests/gomp/check-affinity.sh
 
 # doc/gomp.md's map of the code against gomp/'s #include lines (it needs no OpenMP compiler).
 TESTS += tests/gomp/check-layers.sh
@@ -88,6 +94,11 @@ tests_gomp_design_fork_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDADD = -ldl
 TESTS += tests/gomp/check-design.sh tests/gomp/check-suite.sh
+# Places and binding against gcc's libgomp (check-affinity.sh).
+check_PROGRAMS += tests/gomp/affinity
+tests_gomp_affinity_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_gomp_affinity_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/gomp/check-affinity.sh
 endif
 
 # run-suite.sh extracts gcc's test suite into tests/gomp/suite and compiles and runs it there.

@@ -1,11 +1,13 @@
 // team.cpp: a team's members from begin to end, and the team's release and reuse.
 #include <atomic>
 
+#include "affinity.hpp"
 #include "backoff.hpp"
 #include "barrier.hpp"
 #include "current.hpp"
 #include "env.hpp"
 #include "mrengine.h"
+#include "places.hpp"
 #include "records.hpp"
 #include "task.hpp"
 #include "team.hpp"
@@ -98,6 +100,9 @@ void begin_member(Team *t, int i) {
   m.implicit = true;
   m.icv = t->icv;
   m.red_in = t->red_scope;
+  if (!t->placement.empty() && t->placement[static_cast<size_t>(i)].place >= 0)
+    bind_to_place(t->placement[static_cast<size_t>(i)].place);
+  if (G.display_affinity && t->n > 1) display_member_affinity(&m);  // (one thread: no team)
   if (t->first_ws) {
     m.ws_seq = 1;
     m.ws = t->first_ws;

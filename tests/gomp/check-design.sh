@@ -19,7 +19,7 @@ if OMP_CANCELLATION=true timeout 60 "$prog" cancel-undeferred; then echo "PASS: 
 # An unsupported construct stops the program with the runtime's message.
 err=$(timeout 60 "$prog" unsupported 2>&1 >/dev/null)
 rc=$?
-if [ $rc -ne 0 ] && echo "$err" | grep -q '^mrengine-gomp: omp_display_affinity is not supported'; then
+if [ $rc -ne 0 ] && echo "$err" | grep -q '^mrengine-gomp: GOMP_offload_register is not supported'; then
   echo "PASS: unsupported ($err)"
 else
   echo "FAIL: unsupported: status $rc, stderr: $err"; status=1

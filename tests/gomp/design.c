@@ -107,11 +107,12 @@ static int test_locks(void) {
   return 0;
 }
 
-/* An unsupported entry point (omp_display_affinity: affinity formats are not implemented) stops
- * the program with the runtime's message (check-design.sh checks the message and the status). */
+/* An unsupported entry point (GOMP_offload_register: there are no offload devices) stops the
+ * program with the runtime's message (check-design.sh checks the message and the status). */
+void GOMP_offload_register(const void *host_table, int target_type, const void *target_data);
 static int test_unsupported(void) {
 #pragma omp parallel num_threads(2)
-  omp_display_affinity(NULL);
+  GOMP_offload_register(NULL, 0, NULL);
   return 0;
 }
 
