@@ -276,6 +276,7 @@ void parse_display() {
 
 void read_environment() {
   int procs = num_procs();
+  G.procs = procs;
   parse_num_threads();
   G.initial.nthreads = G.nthreads_list.empty() ? procs : G.nthreads_list[0];
   bool b;

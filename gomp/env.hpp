@@ -65,6 +65,7 @@ struct Globals {
   int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime (written once: ensure_runtime)
+  int procs = 1;                   // the processors this process may run on, at start-up
   bool cancel_var = false;         // OMP_CANCELLATION
   // Affinity: OMP_PROC_BIND (one policy per nesting level; empty when unset, and then
   // BIND_TRUE when OMP_PLACES is set), OMP_PLACES, OMP_DISPLAY_ENV (0 false, 1 true, 2

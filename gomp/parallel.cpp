@@ -194,6 +194,7 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   bool slots = take_slots(outer, n, here);
   // The holder of the slots reuses the last such team when it has the same shape (kept_team).
   Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1) : nullptr;
+  bool reused = t != nullptr;
   if (!t) t = new_team(n, outer->level + 1, here, slots, engines);
   inherit_region(t, enc, fn, data, n);
   place_members(t, enc, n, proc_bind);
@@ -204,10 +205,16 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
     t->red_scope = scope;
   }
+  t->oversubscribed = n > G.procs;
   set_first_ws(t, n, preset);
   begin_member(t, 0);
-  // relaxed: published with the team.
-  t->refs.store(n, std::memory_order_relaxed);
+  // A reused team may still be held by members of its last region that have not let go of it
+  // yet (reuse_kept): the count goes on from theirs and the creator's kept reference, which
+  // keeps it above zero. relaxed: the members see the team through their job's post.
+  if (reused)
+    t->refs.fetch_add(n - 1, std::memory_order_relaxed);
+  else
+    t->refs.store(n, std::memory_order_relaxed);  // relaxed: published with the team
   t->top_slots = slots;
   post_members(t, n, slots, here, engines);
   t->encountering = enc;

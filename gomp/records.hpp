@@ -152,7 +152,10 @@ struct Team {
   // Each member's place and place partition (places.hpp), or empty: no places (every member
   // then reports place -1 and an empty partition).
   std::vector<Placement> placement;
-  int here = -1;              // the engine that started it (its member 0's), or -1
+  int here = -1;  // the engine that started it (its member 0's), or -1
+  // More members than processors: its waits spin briefly, since a spinning member holds a
+  // processor that a preempted one needs (doc/gomp.md, "Waiting": Oversubscription).
+  bool oversubscribed = false;
   std::vector<Task> members;  // the implicit tasks
   // What each member's implicit task starts the region with (begin_member): the ICVs, the
   // first work-share of a combined parallel loop or sections (or null), and the task
