@@ -8,7 +8,7 @@ lib=$builddir/gomp/.libs
 LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
 MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
-for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred alone-order alone-detach-depend barrier-tasks \
+for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred alone-order alone-detach-depend oversubscribed barrier-tasks \
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators; do
   if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done

@@ -327,6 +327,7 @@ int main(int argc, char **argv) {
       {"depend-undeferred", test_depend_undeferred},
       {"alone-order", test_alone_order},
       {"alone-detach-depend", test_alone_detach_depend},
+      {"oversubscribed", test_oversubscribed},
       {"nonmonotonic", test_nonmonotonic},
       {"kept-team", test_kept_team},
       {"idle", test_idle},

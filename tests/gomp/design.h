@@ -40,4 +40,7 @@ int test_depend_undeferred(void);
 int test_alone_order(void);
 int test_alone_detach_depend(void);
 
+/* Teams larger than the processors (design_over.c). */
+int test_oversubscribed(void);
+
 #endif
