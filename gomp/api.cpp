@@ -1,7 +1,6 @@
-// api.cpp: the omp_* routines: team and thread queries, ICVs, time, the host-only device and
-// places queries, pausing, and omp_display_env. (The teams, locks, allocators and device memory
-// routines are with their constructs.)
-#include <stdio.h>
+// api.cpp: the omp_* routines: team and thread queries, ICVs, time, the host-only device
+// queries and pausing. (The teams, locks, allocators, device memory, places, affinity and
+// display routines are with their concepts.)
 #include <time.h>
 
 #include <algorithm>
@@ -74,7 +73,6 @@ MRG_EXPORT int omp_get_cancellation(void) {
   current();  // the environment is read
   return G.cancel_var;
 }
-MRG_EXPORT int omp_get_proc_bind(void) { return 0; }  // omp_proc_bind_false
 
 // MR_now's clock, the library's one (engine/clock.hpp).
 MRG_EXPORT double omp_get_wtime(void) { return static_cast<double>(MR_now()) * 1e-9; }
@@ -93,17 +91,6 @@ MRG_EXPORT int omp_is_initial_device(void) { return 1; }
 MRG_EXPORT int omp_get_initial_device(void) { return 0; }  // == omp_get_num_devices()
 MRG_EXPORT int omp_get_device_num(void) { return 0; }
 
-// ---- no places -----------------------------------------------------------------------------
-
-MRG_EXPORT int omp_get_num_places(void) { return 0; }
-MRG_EXPORT int omp_get_place_num(void) { return -1; }
-MRG_EXPORT int omp_get_place_num_procs(int place) {
-  (void)place;
-  return 0;
-}
-MRG_EXPORT void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
-MRG_EXPORT int omp_get_partition_num_places(void) { return 0; }
-MRG_EXPORT void omp_get_partition_place_nums(int *nums) { (void)nums; }
 // Pausing may release the runtime's resources; keeping them is allowed (the next region finds
 // them ready), so the request succeeds for the host and fails for any other device.
 MRG_EXPORT int omp_pause_resource(int kind, int device) {
@@ -113,30 +100,4 @@ MRG_EXPORT int omp_pause_resource(int kind, int device) {
 MRG_EXPORT int omp_pause_resource_all(int kind) {
   (void)kind;
   return 0;
-}
-
-// The ICVs in the format of OMP_DISPLAY_ENV (OpenMP 5.1, "OMP_DISPLAY_ENV"); verbose adds
-// mrengine's engine count.
-MRG_EXPORT void omp_display_env(int verbose) {
-  const Icv &icv = current()->icv;
-  static const char *const kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
-  fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
-  fprintf(stderr, "  _OPENMP = '201511'\n");
-  fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", icv.dyn ? "TRUE" : "FALSE");
-  fprintf(stderr, "  OMP_NESTED = '%s'\n", icv.max_active_levels > 1 ? "TRUE" : "FALSE");
-  fprintf(stderr, "  OMP_NUM_THREADS = '%d'\n", icv.nthreads);
-  if (icv.chunk > 0)
-    fprintf(stderr, "  OMP_SCHEDULE = '%s,%d'\n", kinds[icv.sched], icv.chunk);
-  else
-    fprintf(stderr, "  OMP_SCHEDULE = '%s'\n", kinds[icv.sched]);
-  fprintf(stderr, "  OMP_PROC_BIND = 'FALSE'\n");
-  fprintf(stderr, "  OMP_PLACES = ''\n");
-  fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", G.wait_policy == 1 ? "ACTIVE" : "PASSIVE");
-  fprintf(stderr, "  OMP_THREAD_LIMIT = '%d'\n", G.thread_limit);
-  fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%d'\n", icv.max_active_levels);
-  fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", G.cancel_var ? "TRUE" : "FALSE");
-  fprintf(stderr, "  OMP_DEFAULT_DEVICE = '0'\n");
-  fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", G.max_task_priority);
-  if (verbose) fprintf(stderr, "  MRENGINE_ENGINES = '%d'\n", MR_num_engines());
-  fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
 }

@@ -26,26 +26,53 @@ bool team_barrier_cancellable(Team *t) {
   return t->cancelled.load(std::memory_order_acquire);
 }
 
+namespace {
+
+// Arrive at the barrier of generation *g (read here): true for the last member to arrive,
+// which has then released the others.
+bool arrive(Team *t, unsigned *g) {
+  // acquire: the generation can only move on once we have arrived, so this is ours.
+  *g = t->generation.load(std::memory_order_acquire);
+  // acq_rel: release publishes what this member wrote before the barrier; acquire (for the
+  // last arrival) sees what every other member wrote.
+  if (t->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 != static_cast<unsigned>(t->n))
+    return false;
+  // Every member has arrived, so every waiter of generation g-1 has returned from its wait
+  // and the future of parity g+1 may be made unsignalled again.
+  t->arrived.store(0, std::memory_order_relaxed);  // ordered before the signal below
+  MR_future_init(&t->bar[(*g + 1) & 1]);
+  // release: a member that sees the new generation sees the reset above.
+  t->generation.store(*g + 1, std::memory_order_release);
+  MR_future_signal(&t->bar[*g & 1], 1);  // publishes everything above to the waiters
+  return true;
+}
+
+// How long a member looks for the new generation before suspending: 2000 pauses (100000 with
+// OMP_WAIT_POLICY=active, none with passive), or, in a team with more members than
+// processors, 100 (1000 with active): there the member waited for is often preempted, and a
+// spinning member keeps it from the processor (libgomp throttles GOMP_SPINCOUNT so, and
+// libomp's threads yield when oversubscribed).
+int barrier_spins(const Team *t) {
+  if (G.wait_policy == 0) return 0;
+  if (t->oversubscribed) return G.wait_policy == 1 ? 1000 : 100;
+  return G.wait_policy == 1 ? 100000 : 2000;
+}
+
+}  // namespace
+
+void team_arrive(Team *t) {
+  unsigned g;
+  if (t->n > 1) arrive(t, &g);
+}
+
 void team_barrier(Team *t) {
   if (t->n == 1) return;
   Task *self = current();
-  // acquire: the generation can only move on once we have arrived, so this is ours.
-  unsigned g = t->generation.load(std::memory_order_acquire);
-  // acq_rel: release publishes what this member wrote before the barrier; acquire (for the
-  // last arrival) sees what every other member wrote.
-  if (t->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->n)) {
-    // Every member has arrived, so every waiter of generation g-1 has returned from its wait
-    // and the future of parity g+1 may be made unsignalled again.
-    t->arrived.store(0, std::memory_order_relaxed);  // ordered before the signal below
-    MR_future_init(&t->bar[(g + 1) & 1]);
-    // release: a member that sees the new generation sees the reset above.
-    t->generation.store(g + 1, std::memory_order_release);
-    MR_future_signal(&t->bar[g & 1], 1);  // publishes everything above to the waiters
-  } else {
+  unsigned g;
+  if (!arrive(t, &g)) {
     // The others are usually close behind: look for the new generation for a moment before
-    // suspending (a suspension and its wake-up cost several microseconds), longer with
-    // OMP_WAIT_POLICY=active, not at all with passive.
-    int spins = G.wait_policy == 1 ? 100000 : G.wait_policy == 0 ? 0 : 2000;
+    // suspending (a suspension and its wake-up cost several microseconds).
+    int spins = barrier_spins(t);
     for (int i = 0; i < spins; i++) {
       // acquire: as the wait's, the last arrival's writes are visible once we see it.
       if (t->generation.load(std::memory_order_acquire) != g) break;

@@ -12,6 +12,9 @@ void team_barrier(Team *t);
 // The same in a cancellable region: true if the region is cancelled (then it may return before
 // the others arrive).
 bool team_barrier_cancellable(Team *t);
+// Arrive at the barrier of team t without waiting for the others (a member that has nothing
+// more to do in the region: team.cpp's end_implicit).
+void team_arrive(Team *t);
 
 }  // namespace mrg
 

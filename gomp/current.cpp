@@ -1,9 +1,12 @@
 // current.cpp: the current task of each thread, and the initial task of a thread that is in no
 // parallel region (with its team of one), made on the thread's first use of the runtime.
+#include <unistd.h>
+
 #include <memory>
 
 #include "current.hpp"
 #include "env.hpp"
+#include "places.hpp"
 #include "records.hpp"
 
 namespace mrg {
@@ -30,6 +33,12 @@ Task *initial_task() {
     tl_initial->team = team;
     tl_initial->implicit = true;
     tl_initial->icv = G.initial;
+    // With places, the initial thread of the process starts at place 0, with every place its
+    // partition (another thread that was in no region stays where it is, at no place).
+    Placement at = initial_placement();
+    if (at.place >= 0 && gettid() != getpid()) at.place = -1;
+    if (at.place >= 0) bind_to_place(at.place);
+    if (at.len > 0) team->placement = {at};
   }
   tl_current = tl_initial.get();
   return tl_current;

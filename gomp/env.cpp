@@ -3,6 +3,7 @@
 // reads its own MRENGINE_OPTIONS.
 #include <ctype.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -113,8 +114,169 @@ void parse_allocator(Icv *icv) {
       icv->def_allocator = i + 1;
 }
 
+// A warning about an environment variable's value, which is then ignored.
+void bad_value(const char *name) {
+  fprintf(stderr, "mrengine-gomp: invalid value for %s, ignored: '%s'\n", name, getenv(name));
+}
+
+const char *skip_spaces(const char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  return s;
+}
+
+// The word at *s if it is one of `words` (case-insensitive, not followed by a letter or `_`):
+// its index, with *s moved past it; else -1.
+int match_word(const char **s, const char *const *words, int n) {
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(words[i]);
+    char next = (*s)[len];
+    if (strncasecmp(*s, words[i], len) == 0 && !isalnum(next) && next != '_') {
+      *s += len;
+      return i;
+    }
+  }
+  return -1;
+}
+
+// OMP_PROC_BIND: false, or a list of true, primary (master), close and spread, one per level
+// (a list of several, like OMP_NUM_THREADS', allows that many active levels).
+void parse_proc_bind() {
+  const char *s = getenv("OMP_PROC_BIND");
+  if (!s) return;
+  static const char *const words[] = {"false", "true", "primary", "close", "spread", "master"};
+  std::vector<int> list;
+  for (;;) {
+    s = skip_spaces(s);
+    int w = match_word(&s, words, 6);
+    if (w < 0) return bad_value("OMP_PROC_BIND");
+    list.push_back(w == 5 ? BIND_PRIMARY : w);
+    s = skip_spaces(s);
+    if (*s == '\0') break;
+    if (*s++ != ',') return bad_value("OMP_PROC_BIND");
+  }
+  if (list.size() > 1 && std::count(list.begin(), list.end(), BIND_FALSE))
+    return bad_value("OMP_PROC_BIND");  // false stands alone
+  G.bind_list = list;
+}
+
+// A decimal number at *s (moved past it) into *out; false if there is none.
+bool number(const char **s, long *out) {
+  *s = skip_spaces(*s);
+  char *end;
+  long v = strtol(*s, &end, 10);
+  if (end == *s) return false;
+  *out = v;
+  *s = skip_spaces(end);
+  return true;
+}
+
+// An interval `lo[:len[:stride]]` at *s: its numbers, or false when malformed.
+bool interval(const char **s, std::vector<long> *out) {
+  long lo, len = 1, stride = 1;
+  if (!number(s, &lo)) return false;
+  if (**s == ':') {
+    ++*s;
+    if (!number(s, &len) || len < 1) return false;
+    if (**s == ':') {
+      ++*s;
+      if (!number(s, &stride)) return false;
+    }
+  }
+  for (long i = 0; i < len; i++) out->push_back(lo + i * stride);
+  return true;
+}
+
+// One explicit place `{res,...}` at *s (each res an interval, or `!n` to leave n out).
+bool place(const char **s, std::vector<int> *out) {
+  *s = skip_spaces(*s);
+  if (*(*s)++ != '{') return false;
+  std::vector<long> in, out_of;
+  do {
+    *s = skip_spaces(*s);
+    bool excluded = **s == '!';
+    if (excluded) ++*s;
+    if (!interval(s, excluded ? &out_of : &in)) return false;
+  } while (**s == ',' && ++*s);
+  if (*(*s)++ != '}') return false;
+  for (long p : in)
+    if (p >= 0 && p < (1 << 20) && std::find(out_of.begin(), out_of.end(), p) == out_of.end())
+      out->push_back(static_cast<int>(p));
+  return true;
+}
+
+// Explicit places: `place[:count[:stride]]` or `!place`, separated by commas; a count copies
+// the place, each copy's processors `stride` (default 1) above the last's.
+bool explicit_places(const char *s, std::vector<std::vector<int>> *out) {
+  do {
+    s = skip_spaces(s);
+    bool excluded = *s == '!';
+    if (excluded) s++;
+    std::vector<int> p;
+    if (!place(&s, &p)) return false;
+    long count = 1, stride = 1;
+    if (!excluded && *s == ':') {
+      s++;
+      if (!number(&s, &count) || count < 1) return false;
+      if (*s == ':' && !(s++, number(&s, &stride))) return false;
+    }
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    if (excluded) {
+      std::erase(*out, p);
+      continue;
+    }
+    for (long i = 0; i < count; i++) {
+      std::vector<int> copy;
+      for (int c : p)
+        if (c + i * stride >= 0) copy.push_back(static_cast<int>(c + i * stride));
+      out->push_back(copy);
+    }
+  } while (*s == ',' && ++s);
+  return *skip_spaces(s) == '\0';
+}
+
+// OMP_PLACES: an abstract name with an optional (count), or explicit places.
+void parse_places() {
+  const char *s = getenv("OMP_PLACES");
+  if (!s) return;
+  s = skip_spaces(s);
+  static const char *const names[] = {"threads", "cores", "ll_caches", "numa_domains", "sockets"};
+  PlacesSpec spec;
+  int w = match_word(&s, names, 5);
+  if (w >= 0) {
+    spec.kind = static_cast<PlacesSpec::Kind>(PlacesSpec::THREADS + w);
+    s = skip_spaces(s);
+    long count = 0;
+    if (*s == '(' && !(s++, number(&s, &count) && count > 0 && *s++ == ')'))
+      return bad_value("OMP_PLACES");
+    spec.count = static_cast<int>(std::min(count, 1L << 20));
+    if (*skip_spaces(s) != '\0') return bad_value("OMP_PLACES");
+  } else {
+    spec.kind = PlacesSpec::EXPLICIT;
+    if (!explicit_places(s, &spec.explicit_)) return bad_value("OMP_PLACES");
+  }
+  G.places = spec;
+}
+
+// OMP_DISPLAY_ENV, OMP_DISPLAY_AFFINITY and OMP_AFFINITY_FORMAT.
+void parse_display() {
+  if (const char *s = getenv("OMP_DISPLAY_ENV")) {
+    s = skip_spaces(s);
+    static const char *const words[] = {"false", "true", "verbose"};
+    int w = match_word(&s, words, 3);
+    if (w < 0 || *skip_spaces(s) != '\0')
+      bad_value("OMP_DISPLAY_ENV");
+    else
+      G.display_env = w;
+  }
+  bool b;
+  if (env_bool("OMP_DISPLAY_AFFINITY", &b)) G.display_affinity = b;
+  if (const char *s = getenv("OMP_AFFINITY_FORMAT")) G.affinity_format = s;
+}
+
 void read_environment() {
   int procs = num_procs();
+  G.procs = procs;
   parse_num_threads();
   G.initial.nthreads = G.nthreads_list.empty() ? procs : G.nthreads_list[0];
   bool b;
@@ -123,7 +285,9 @@ void read_environment() {
   long v;
   // A list of several team sizes asks for nesting; OMP_NESTED is the deprecated switch.
   int &levels = G.initial.max_active_levels;
+  parse_proc_bind();
   if (G.nthreads_list.size() > 1) levels = static_cast<int>(G.nthreads_list.size());
+  if (G.bind_list.size() > 1) levels = std::max(levels, static_cast<int>(G.bind_list.size()));
   if (env_bool("OMP_NESTED", &b)) levels = b ? 255 : 1;
   if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0) levels = static_cast<int>(std::min(v, 255L));
   if (env_long("OMP_THREAD_LIMIT", &v) && v > 0)
@@ -131,6 +295,12 @@ void read_environment() {
   if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0) G.max_task_priority = static_cast<int>(v);
   parse_allocator(&G.initial);
   if (env_bool("OMP_CANCELLATION", &b)) G.cancel_var = b;
+  parse_places();
+  if (!G.bind_list.empty())
+    G.initial.bind = G.bind_list[0];
+  else if (G.places.kind != PlacesSpec::NONE)
+    G.initial.bind = BIND_TRUE;  // places without a policy: bound, as OpenMP lets us choose
+  parse_display();
   if (const char *s = getenv("OMP_WAIT_POLICY")) {
     if (strcasecmp(s, "active") == 0)
       G.wait_policy = 1;

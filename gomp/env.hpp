@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mrg {
@@ -19,6 +20,16 @@ enum Sched : int {
   SCHED_AUTO = 4
 };
 
+// Thread affinity policies, as omp_proc_bind_t numbers them (and the proc_bind clause in
+// GOMP_parallel's flags: 0 there means "no clause").
+enum Bind : int {
+  BIND_FALSE = 0,
+  BIND_TRUE = 1,
+  BIND_PRIMARY = 2,
+  BIND_CLOSE = 3,
+  BIND_SPREAD = 4
+};
+
 // The ICVs a task carries (each task has its own copy of its parent's at creation).
 struct Icv {
   int nthreads = 1;                  // nthreads-var
@@ -26,7 +37,24 @@ struct Icv {
   int sched = SCHED_STATIC;          // run-sched-var kind
   int chunk = 0;                     // run-sched-var chunk (0: the kind's default)
   int max_active_levels = 1;         // max-active-levels-var
+  int bind = BIND_FALSE;             // bind-var: the policy of the next region (a Bind)
   std::uintptr_t def_allocator = 1;  // def-allocator-var (omp_default_mem_alloc)
+};
+
+// place-partition-var and the place of an implicit task: place numbers index the place list
+// (places.hpp); the partition is `len` places from `first`, counted modulo the list's length.
+// place -1: the thread is bound to no place (bind-var false, or no places).
+struct Placement {
+  int place = -1;
+  int first = 0, len = 0;
+};
+
+// OMP_PLACES as written: an abstract name with an optional count, or explicit places (OS
+// processor numbers, as in /proc/cpuinfo), resolved against the machine by places.cpp.
+struct PlacesSpec {
+  enum Kind { NONE, THREADS, CORES, LL_CACHES, NUMA_DOMAINS, SOCKETS, EXPLICIT } kind = NONE;
+  int count = 0;                            // abstract names: at most this many (0: all)
+  std::vector<std::vector<int>> explicit_;  // EXPLICIT: each place's processors
 };
 
 // The process-wide settings read from the environment once (OMP_*).
@@ -37,7 +65,16 @@ struct Globals {
   int wait_policy = -1;            // OMP_WAIT_POLICY: -1 unset, 0 passive, 1 active
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime (written once: ensure_runtime)
+  int procs = 1;                   // the processors this process may run on, at start-up
   bool cancel_var = false;         // OMP_CANCELLATION
+  // Affinity: OMP_PROC_BIND (one policy per nesting level; empty when unset, and then
+  // BIND_TRUE when OMP_PLACES is set), OMP_PLACES, OMP_DISPLAY_ENV (0 false, 1 true, 2
+  // verbose), OMP_DISPLAY_AFFINITY and OMP_AFFINITY_FORMAT (the initial affinity-format-var).
+  std::vector<int> bind_list;
+  PlacesSpec places;
+  int display_env = 0;
+  bool display_affinity = false;
+  std::string affinity_format = "level %L thread %i affinity %A";
 };
 extern Globals &G;
 

@@ -20,6 +20,8 @@ gomp_libgomp_la_SOURCES = \
 	gomp/records.hpp \
 	gomp/runtime.hpp \
 	gomp/runtime.cpp \
+	gomp/places.hpp \
+	gomp/places.cpp \
 	gomp/unsupported.cpp \
 	gomp/omp.hpp \
 	gomp/error.cpp \
@@ -35,6 +37,9 @@ gomp_libgomp_la_SOURCES = \
 	gomp/alloc.cpp \
 	gomp/teams.cpp \
 	gomp/api.cpp \
+	gomp/affinity.hpp \
+	gomp/affinity.cpp \
+	gomp/display_env.cpp \
 	gomp/workshare.hpp \
 	gomp/workshare.cpp \
 	gomp/barrier.hpp \
@@ -63,14 +68,15 @@ gomp_libgomp_la_SOURCES = \
 # The public headers, and the engine's header-only helpers by their path from the top
 # (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
 gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
-gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
-gomp_libgomp_la_LIBADD = libmrengine.la
+gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden $(HWLOC_CFLAGS)
+gomp_libgomp_la_LIBADD = libmrengine.la $(HWLOC_LIBS)
 gomp_libgomp_la_LDFLAGS = -version-info 1:0:0 -no-undefined \
 	-Wl,--version-script=$(srcdir)/gomp/libgomp.map $(PTHREAD_FLAGS)
 EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
-	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh
+	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh \
+	tests/gomp/check-affinity.sh
 
 # doc/gomp.md's map of the code against gomp/'s #include lines (it needs no OpenMP compiler).
 TESTS += tests/gomp/check-layers.sh
@@ -80,7 +86,8 @@ EXTRA_DIST += doc/gomp.md
 # library path), and the core tier of gcc's own libgomp test suite (check-suite.sh).
 if MR_HAVE_OPENMP_C
 check_PROGRAMS += tests/gomp/design
-tests_gomp_design_SOURCES = tests/gomp/design.c tests/gomp/design_tasks.c tests/gomp/design.h
+tests_gomp_design_SOURCES = tests/gomp/design.c tests/gomp/design_tasks.c tests/gomp/design_alone.c \
+	tests/gomp/design_over.c tests/gomp/design.h
 tests_gomp_design_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_LDADD = -ldl
@@ -90,6 +97,11 @@ tests_gomp_design_fork_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDADD = -ldl
 TESTS += tests/gomp/check-design.sh tests/gomp/check-suite.sh
+# Places and binding against gcc's libgomp (check-affinity.sh).
+check_PROGRAMS += tests/gomp/affinity
+tests_gomp_affinity_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_gomp_affinity_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/gomp/check-affinity.sh
 endif
 
 # gfortran's programs (the Fortran forms, gomp/fortran.cpp: the core tier of gcc's

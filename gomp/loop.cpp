@@ -418,9 +418,9 @@ Preset::Preset(int kind, long start, long end, long incr, long chunk) {
 namespace {
 
 void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, long start,
-                   long end, long incr, long chunk) {
+                   long end, long incr, long chunk, unsigned flags) {
   Preset spec(kind, start, end, incr, chunk);
-  parallel(fn, data, nthreads, &spec);
+  parallel(fn, data, nthreads, &spec, flags & kProcBindMask);
 }
 
 }  // namespace
@@ -428,8 +428,7 @@ void parallel_loop(void (*fn)(void *), void *data, unsigned nthreads, int kind, 
 #define MRG_PARALLEL_LOOP(name, kind)                                                           \
   MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start, long end, \
                        long incr, long chunk, unsigned flags) {                                 \
-    (void)flags;                                                                                \
-    parallel_loop(fn, data, nthreads, kind, start, end, incr, chunk);                           \
+    parallel_loop(fn, data, nthreads, kind, start, end, incr, chunk, flags);                    \
   }
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_static, SCHED_STATIC)
 MRG_PARALLEL_LOOP(GOMP_parallel_loop_dynamic, SCHED_DYNAMIC)
@@ -440,8 +439,7 @@ MRG_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, SCHED_GUIDED)
 #define MRG_PARALLEL_LOOP_RUNTIME(name)                                                         \
   MRG_EXPORT void name(void (*fn)(void *), void *data, unsigned nthreads, long start, long end, \
                        long incr, unsigned flags) {                                             \
-    (void)flags;                                                                                \
-    parallel_loop(fn, data, nthreads, SCHED_RUNTIME, start, end, incr, 0);                      \
+    parallel_loop(fn, data, nthreads, SCHED_RUNTIME, start, end, incr, 0, flags);               \
   }
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 MRG_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)

@@ -59,7 +59,8 @@ MRG_EXPORT void omp_set_num_teams(int n);
 MRG_EXPORT int omp_get_teams_thread_limit(void);
 MRG_EXPORT void omp_set_teams_thread_limit(int n);
 
-// Devices, places, pausing, the environment and affinity (api.cpp).
+// Devices and pausing (api.cpp), places and affinity (affinity.cpp), the environment
+// (display_env.cpp).
 MRG_EXPORT int omp_get_num_devices(void);
 MRG_EXPORT int omp_get_default_device(void);
 MRG_EXPORT void omp_set_default_device(int d);

@@ -10,6 +10,7 @@
 #include "fatal.hpp"
 #include "mrengine.h"
 #include "parallel.hpp"
+#include "places.hpp"
 #include "pool.hpp"
 #include "records.hpp"
 #include "reduction.hpp"
@@ -103,7 +104,28 @@ void inherit_region(Team *t, Task *enc, void (*fn)(void *), void *data, int n) {
   Icv icv = enc->icv;
   if (static_cast<size_t>(t->level) < G.nthreads_list.size())
     icv.nthreads = G.nthreads_list[t->level];
+  if (static_cast<size_t>(t->level) < G.bind_list.size()) icv.bind = G.bind_list[t->level];
   t->icv = icv;
+}
+
+// Where the members go (places.hpp): the proc_bind clause's policy (`clause`, 0 when none),
+// else the encountering task's bind-var; a team of one keeps its thread where it is.
+void place_members(Team *t, Task *enc, int n, unsigned clause) {
+  t->placement.clear();
+  if (places().empty()) return;
+  const Team *outer = enc->team;
+  Placement parent = outer->placement.empty()
+                         ? Placement{}
+                         : outer->placement[static_cast<size_t>(enc->thread_num)];
+  int bind = clause ? static_cast<int>(clause) : enc->icv.bind;
+  // The members' bind-var: OMP_PROC_BIND's entry for their level, else the region's policy.
+  if (static_cast<size_t>(t->level) >= G.bind_list.size()) t->icv.bind = bind;
+  if (bind == BIND_FALSE) {
+    // Not bound: the members keep the parent's partition, at no place.
+    t->placement.assign(static_cast<size_t>(n), Placement{-1, parent.first, parent.len});
+    return;
+  }
+  assign_places(bind, parent, n, &t->placement);
 }
 
 // The region's first work-share: a copy of `preset` (a combined parallel loop's), or none.
@@ -161,7 +183,7 @@ void parallel_end(Team *t) {
 }  // namespace
 
 Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
-                     std::uintptr_t *reductions) {
+                     std::uintptr_t *reductions, unsigned proc_bind) {
   ensure_runtime();
   Task *enc = current();
   Team *outer = enc->team;
@@ -172,8 +194,10 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   bool slots = take_slots(outer, n, here);
   // The holder of the slots reuses the last such team when it has the same shape (kept_team).
   Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1) : nullptr;
+  bool reused = t != nullptr;
   if (!t) t = new_team(n, outer->level + 1, here, slots, engines);
   inherit_region(t, enc, fn, data, n);
+  place_members(t, enc, n, proc_bind);
   if (reductions) {
     // reduction(task, ...) on the region: every member's tasks reduce into per-member copies.
     t->start_together = true;
@@ -181,10 +205,16 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
     t->red_scope = scope;
   }
+  t->oversubscribed = n > G.procs;
   set_first_ws(t, n, preset);
   begin_member(t, 0);
-  // relaxed: published with the team.
-  t->refs.store(n, std::memory_order_relaxed);
+  // A reused team may still be held by members of its last region that have not let go of it
+  // yet (reuse_kept): the count goes on from theirs and the creator's kept reference, which
+  // keeps it above zero. relaxed: the members see the team through their job's post.
+  if (reused)
+    t->refs.fetch_add(n - 1, std::memory_order_relaxed);
+  else
+    t->refs.store(n, std::memory_order_relaxed);  // relaxed: published with the team
   t->top_slots = slots;
   post_members(t, n, slots, here, engines);
   t->encountering = enc;
@@ -193,8 +223,9 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   return t;
 }
 
-void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset) {
-  Team *t = parallel_begin(fn, data, nthreads, preset);
+void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare *preset,
+              unsigned proc_bind) {
+  Team *t = parallel_begin(fn, data, nthreads, preset, nullptr, proc_bind);
   fn(data);
   parallel_end(t);
 }
@@ -213,9 +244,8 @@ using namespace mrg;
 // returns the team size, over which the caller combines the per-member copies.
 MRG_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned nthreads,
                                              unsigned flags) {
-  (void)flags;
   auto *reductions = *static_cast<std::uintptr_t **>(data);
-  Team *t = parallel_begin(fn, data, nthreads, nullptr, reductions);
+  Team *t = parallel_begin(fn, data, nthreads, nullptr, reductions, flags & kProcBindMask);
   unsigned n = static_cast<unsigned>(t->n);
   // Each implicit task begins by initialising its member's copies, and a task that runs on
   // an engine uses the copies of the member bound there: no task may run on an engine before
@@ -229,8 +259,7 @@ MRG_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, uns
 }
 
 MRG_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads, unsigned flags) {
-  (void)flags;  // proc_bind: engines are placed by --thread-pinning
-  parallel(fn, data, nthreads, nullptr);
+  parallel(fn, data, nthreads, nullptr, flags & kProcBindMask);
 }
 
 // The GOMP_1.0 form: the caller runs fn(data) itself between the two calls.

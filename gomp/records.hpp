@@ -149,8 +149,14 @@ struct Team {
   // allocation, and no member frees memory another member's thread allocated.
   std::vector<WorkShare *> ws_free;
   std::vector<int> engine_member;  // member bound on each engine, or -1
-  int here = -1;                   // the engine that started it (its member 0's), or -1
-  std::vector<Task> members;       // the implicit tasks
+  // Each member's place and place partition (places.hpp), or empty: no places (every member
+  // then reports place -1 and an empty partition).
+  std::vector<Placement> placement;
+  int here = -1;  // the engine that started it (its member 0's), or -1
+  // More members than processors: its waits spin briefly, since a spinning member holds a
+  // processor that a preempted one needs (doc/gomp.md, "Waiting": Oversubscription).
+  bool oversubscribed = false;
+  std::vector<Task> members;  // the implicit tasks
   // What each member's implicit task starts the region with (begin_member): the ICVs, the
   // first work-share of a combined parallel loop or sections (or null), and the task
   // reductions of a region with reduction(task, ...) (or null).

@@ -42,18 +42,22 @@ std::vector<Resident *> &residents = *new std::vector<Resident *>;
 int resident_channel = -1;
 
 // How long a resident looks for its next job before parking: OMP_WAIT_POLICY active looks long
-// (as libgomp's threads spin), passive not at once.
-std::uint64_t resident_spin_ns() {
-  return G.wait_policy == 1 ? 100000000 : G.wait_policy == 0 ? 0 : 200000;
+// (as libgomp's threads spin), passive not at once; after a region with more members than
+// processors, not at once either unless active, since while it looks its engine runs nothing
+// else and holds a processor that the threads of the next region's other members need.
+std::uint64_t resident_spin_ns(bool oversubscribed) {
+  if (G.wait_policy == 1) return 100000000;
+  return G.wait_policy == 0 || oversubscribed ? 0 : 200000;
 }
 
-// The next job after the `seen` first ones: the new mail word.
-std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
+// The next job after the `seen` first ones: the new mail word. `oversubscribed`: the last
+// region had more members than processors.
+std::uint64_t resident_wait(Resident *r, std::uint64_t seen, bool oversubscribed) {
   std::uint64_t idle = seen << 1;
   // acquire: a new count makes the job's fields visible (pairs with the poster's release).
   std::uint64_t m = r->mail.load(std::memory_order_acquire);
   if (m != idle) return m;
-  std::uint64_t until = MR_now() + resident_spin_ns();
+  std::uint64_t until = MR_now() + resident_spin_ns(oversubscribed);
   for (unsigned i = 1;; i++) {
     // acquire: as above.
     m = r->mail.load(std::memory_order_acquire);
@@ -74,8 +78,10 @@ std::uint64_t resident_wait(Resident *r, std::uint64_t seen) {
 void resident_main(void *arg) {
   auto *r = static_cast<Resident *>(arg);
   std::uint64_t seen = 0;
+  bool oversubscribed = false;
   for (;;) {
-    seen = resident_wait(r, seen) >> 1;
+    seen = resident_wait(r, seen, oversubscribed) >> 1;
+    oversubscribed = r->team->oversubscribed;  // (run_member lets go of the team)
     run_member(r->team, r->member);
   }
 }

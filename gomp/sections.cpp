@@ -54,7 +54,6 @@ MRG_EXPORT void GOMP_parallel_sections_start(void (*fn)(void *), void *data, uns
 
 MRG_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nthreads,
                                        unsigned count, unsigned flags) {
-  (void)flags;
   Preset spec(SCHED_DYNAMIC, 0, count, 1, 1);
-  parallel(fn, data, nthreads, &spec);
+  parallel(fn, data, nthreads, &spec, flags & kProcBindMask);
 }

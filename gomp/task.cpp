@@ -235,6 +235,12 @@ bool created_cancelled(Task *parent) {
   return f && f->load(std::memory_order_acquire);
 }
 
+// A new child of parent with dependences `depend` would have predecessors that have not
+// completed. Only deferred children can be such predecessors: with none, there are none.
+bool unfinished_preds(Task *parent, void **depend) {
+  return parent->nchildren != 0 && !link_deps(&parent->deps, parse_depend(depend), nullptr).empty();
+}
+
 // A new task's data and how to copy it.
 struct TaskData {
   void *data;
@@ -389,9 +395,12 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   }
 
   // A team of one thread has nobody else to run a deferred task: OpenMP lets its thread run
-  // it at once, as programs written for one thread expect (a detached task stays deferred:
-  // what fulfils its event may come later in this thread).
-  bool alone = parent->team->n == 1 && !event;
+  // it at once, as programs written for one thread expect, and a search then goes depth-first
+  // (bench/omp/knapsack prunes by it). Not a detached task (what fulfils its event may come
+  // later in this thread), nor one whose predecessors have not all completed (a detached
+  // sibling's may wait for this thread too): those stay deferred, and run when their
+  // predecessors have completed, at a join of this thread's (doc/gomp.md, "Waiting").
+  bool alone = parent->team->n == 1 && !event && !(deps && unfinished_preds(parent, deps));
   // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
   // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
   // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to

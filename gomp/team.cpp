@@ -1,11 +1,13 @@
 // team.cpp: a team's members from begin to end, and the team's release and reuse.
 #include <atomic>
 
+#include "affinity.hpp"
 #include "backoff.hpp"
 #include "barrier.hpp"
 #include "current.hpp"
 #include "env.hpp"
 #include "mrengine.h"
+#include "places.hpp"
 #include "records.hpp"
 #include "task.hpp"
 #include "team.hpp"
@@ -46,8 +48,13 @@ void keep_team(Team *t) {
 }
 
 // The kept team, ready for a region of n members at `level` from engine `here`, or nullptr
-// (a kept team of another shape is released). Only the same shape is waited for: its
-// members are on the other engines (and slot threads), never on the caller's.
+// (a kept team of another shape is released). Members of the last region may still hold it:
+// past the end barrier, a member touches nothing of the team but its count of references
+// (parallel_begin adds the new members to theirs) and the barrier future it was woken from
+// (reset only when every member has arrived at the next barrier, which this member does after
+// letting go of this region: its next job waits behind it). With cancellation enabled a member
+// may still be in its wait on exit_done, which is reset here: then they are waited for (they
+// are on the other engines and slot threads, never on the caller's).
 Team *reuse_kept(int n, int here, int level) {
   Team *t = kept_team;
   if (!t) return nullptr;
@@ -56,7 +63,7 @@ Team *reuse_kept(int n, int here, int level) {
     release_team(t);
     return nullptr;
   }
-  wait_members_gone(t);
+  if (G.cancel_var) wait_members_gone(t);
   // Every member has ended the last region's work-shares and met its single constructs, so
   // their numbering starts again (each member's record is made new by begin_member); the
   // barrier goes on from its generation.
@@ -76,7 +83,14 @@ void end_implicit(Task *self) {
   join_children(self);
   Team *t = self->team;
   if (!G.cancel_var || t->n == 1) {
-    team_barrier(t);
+    // A member on a thread of our own has nothing more to do in the region (its tasks are
+    // complete, and the thread runs no others): it arrives and goes on to its next job, one
+    // sleep a region instead of two. A member on an engine waits, and its engine runs the
+    // team's tasks meanwhile; member 0 waits for them all.
+    if (self->thread_num != 0 && MR_engine_id() < 0)
+      team_arrive(t);
+    else
+      team_barrier(t);
     return;
   }
   // acq_rel: release publishes this member's work; acquire (last one) sees everyone's.
@@ -98,6 +112,9 @@ void begin_member(Team *t, int i) {
   m.implicit = true;
   m.icv = t->icv;
   m.red_in = t->red_scope;
+  if (!t->placement.empty() && t->placement[static_cast<size_t>(i)].place >= 0)
+    bind_to_place(t->placement[static_cast<size_t>(i)].place);
+  if (G.display_affinity && t->n > 1) display_member_affinity(&m);  // (one thread: no team)
   if (t->first_ws) {
     m.ws_seq = 1;
     m.ws = t->first_ws;

@@ -10,7 +10,8 @@
 ## and not with $(OPENMP_CFLAGS), which for another compiler could mean another ABI.
 
 omp_bench_kernels = bench/omp/fib bench/omp/nqueens bench/omp/uts bench/omp/mergesort \
-	bench/omp/gs bench/omp/fanout bench/omp/loop bench/omp/barrier
+	bench/omp/gs bench/omp/fanout bench/omp/loop bench/omp/barrier bench/omp/knapsack \
+	bench/omp/regions
 omp_bench_cflags = $(MR_CFLAGS) -O2 -fopenmp
 
 # make check runs run.sh --check (tiny inputs, every runtime found, 1 and 2 threads) when the
@@ -62,6 +63,12 @@ bench_omp_loop_LDADD =
 bench_omp_barrier_CFLAGS = $(omp_bench_cflags)
 bench_omp_barrier_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_barrier_LDADD =
+bench_omp_knapsack_CFLAGS = $(omp_bench_cflags)
+bench_omp_knapsack_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_knapsack_LDADD =
+bench_omp_regions_CFLAGS = $(omp_bench_cflags)
+bench_omp_regions_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_regions_LDADD =
 
 OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =

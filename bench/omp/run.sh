@@ -6,9 +6,12 @@
 #
 #   bench/omp/run.sh [options]
 #     --runs N          timed runs per kernel, runtime and thread count (default 5)
-#     --threads LIST    OMP_NUM_THREADS values, e.g. "1 2" (default "1 2")
-#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier
-#                       (default all)
+#     --threads LIST    OMP_NUM_THREADS values, e.g. "1 2" (default "1 2"), for every kernel
+#                       but regions
+#     --over LIST       threads per processor for regions, the oversubscription kernel
+#                       (default "1 2 4": on 2 processors, 2, 4 and 8 threads)
+#     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier knapsack
+#                       regions (default all)
 #     --timeout S       seconds one run may take before it is killed (default 120)
 #     --gomp DIR        directory with gcc's libgomp.so.1 (default: the one gcc links)
 #     --omp DIR         directory with a libgomp.so.1 that is LLVM's libomp (default: a
@@ -37,7 +40,8 @@ set -u
 
 runs=5
 threads="1 2"
-all_kernels="fib nqueens uts mergesort gs fanout loop barrier"
+over="1 2 4"
+all_kernels="fib nqueens uts mergesort gs fanout loop barrier knapsack regions"
 kernels=$all_kernels
 timeout_s=120
 gomp_dir=
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=${2:?}; shift 2 ;;
     --threads) threads=${2:?}; shift 2 ;;
+    --over) over=${2:?}; shift 2 ;;
     --kernels) kernels=${2:?}; shift 2 ;;
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --gomp) gomp_dir=${2:?}; shift 2 ;;
@@ -84,6 +89,8 @@ kernel_args() {
       fanout) echo "50 200" ;;
       loop) echo "200 1000" ;;
       barrier) echo "2000" ;;
+      knapsack) echo "20" ;;
+      regions) echo "200 256" ;;
     esac
   else
     case "$1" in
@@ -95,7 +102,21 @@ kernel_args() {
       fanout) echo "1000 1000" ;;
       loop) echo "20000 4096" ;;
       barrier) echo "100000" ;;
+      knapsack) echo "36" ;;
+      regions) echo "20000 2048" ;;
     esac
+  fi
+}
+
+# The thread counts a kernel runs at: --threads, or for regions --over times the processors.
+kernel_threads() {
+  if [ "$1" = regions ]; then
+    local p f out=
+    p=$(nproc 2>/dev/null || echo 1)
+    for f in $over; do out="$out $((p * f))"; done
+    echo $out
+  else
+    echo $threads
   fi
 }
 
@@ -233,7 +254,7 @@ set -- $rt_names
 for k in $kernels; do
   r=1
   while [ "$r" -le "$runs" ]; do
-    for t in $threads; do
+    for t in $(kernel_threads "$k"); do
       # The runtime that goes first rotates with the run number.
       rot=$(( (r - 1) % 3 ))
       case $rot in
@@ -249,7 +270,7 @@ done
 
 # ---- the table -------------------------------------------------------------------------------
 summary=${csv%.csv}-summary.csv
-awk -F, -v summary="$summary" -v rts="$rt_names" -v kernels="$kernels" -v threads="$threads" '
+awk -F, -v summary="$summary" -v rts="$rt_names" -v kernels="$kernels" '
 function sortv(a, n,   i, j, x) {
   for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
 }
@@ -263,15 +284,16 @@ NR == 1 { next }
   if ($6 == "ok") { n[key]++; v[key, n[key]] = $8 }
   else { bad[key, $6]++; badkinds[key] = badkinds[key] == "" ? $6 : (index(" " badkinds[key] " ", " " $6 " ") ? badkinds[key] : badkinds[key] " " $6) }
   total[key]++
+  if (!(($1, $4) in seen)) { seen[$1, $4] = 1; kt[$1] = kt[$1] " " $4 }  # its thread counts
 }
 END {
-  nr = split(rts, R, " "); nk = split(kernels, K, " "); nt = split(threads, T, " ")
+  nr = split(rts, R, " "); nk = split(kernels, K, " ")
   printf "%-9s %-18s %3s %-7s", "kernel", "size", "thr", "unit"
   for (i = 1; i <= nr; i++) printf " | %-30s", R[i] " median [min..max]"
   printf " | %7s %7s\n", "mr/gomp", "mr/omp"
   print "kernel,size,threads,unit,runtime,ok_runs,runs,median,min,max,failures,mr_over_libgomp,mr_over_libomp" > summary
   failed = 0
-  for (a = 1; a <= nk; a++) for (b = 1; b <= nt; b++) {
+  for (a = 1; a <= nk; a++) for (b = 1; b <= split(kt[K[a]], T, " "); b++) {
     k = K[a]; t = T[b]
     printf "%-9s %-18s %3s %-7s", k, size[k], t, unit[k]
     delete med

@@ -8,7 +8,7 @@ lib=$builddir/gomp/.libs
 LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
 MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
-for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred barrier-tasks \
+for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred alone-order alone-detach-depend oversubscribed barrier-tasks \
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators alloc-traits; do
   if timeout 60 "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
@@ -19,7 +19,7 @@ if OMP_CANCELLATION=true timeout 60 "$prog" cancel-undeferred; then echo "PASS: 
 # An unsupported construct stops the program with the runtime's message.
 err=$(timeout 60 "$prog" unsupported 2>&1 >/dev/null)
 rc=$?
-if [ $rc -ne 0 ] && echo "$err" | grep -q '^mrengine-gomp: omp_display_affinity is not supported'; then
+if [ $rc -ne 0 ] && echo "$err" | grep -q '^mrengine-gomp: GOMP_offload_register is not supported'; then
   echo "PASS: unsupported ($err)"
 else
   echo "FAIL: unsupported: status $rc, stderr: $err"; status=1

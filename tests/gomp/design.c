@@ -130,11 +130,12 @@ static int test_alloc_traits(void) {
   return 0;
 }
 
-/* An unsupported entry point (omp_display_affinity: affinity formats are not implemented) stops
- * the program with the runtime's message (check-design.sh checks the message and the status). */
+/* An unsupported entry point (GOMP_offload_register: there are no offload devices) stops the
+ * program with the runtime's message (check-design.sh checks the message and the status). */
+void GOMP_offload_register(const void *host_table, int target_type, const void *target_data);
 static int test_unsupported(void) {
 #pragma omp parallel num_threads(2)
-  omp_display_affinity(NULL);
+  GOMP_offload_register(NULL, 0, NULL);
   return 0;
 }
 
@@ -347,6 +348,9 @@ int main(int argc, char **argv) {
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
       {"depend-undeferred", test_depend_undeferred},
+      {"alone-order", test_alone_order},
+      {"alone-detach-depend", test_alone_detach_depend},
+      {"oversubscribed", test_oversubscribed},
       {"nonmonotonic", test_nonmonotonic},
       {"kept-team", test_kept_team},
       {"idle", test_idle},

@@ -36,4 +36,11 @@ int test_ordered(void);
 int test_cancel_undeferred(void);
 int test_depend_undeferred(void);
 
+/* Teams of one thread (design_alone.c). */
+int test_alone_order(void);
+int test_alone_detach_depend(void);
+
+/* Teams larger than the processors (design_over.c). */
+int test_oversubscribed(void);
+
 #endif
