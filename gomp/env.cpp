@@ -131,6 +131,7 @@ void read_environment() {
   if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0) G.max_task_priority = static_cast<int>(v);
   parse_allocator(&G.initial);
   if (env_bool("OMP_CANCELLATION", &b)) G.cancel_var = b;
+  if (env_bool("MRGOMP_DEFER_ALONE", &b)) G.defer_alone = b;
   if (const char *s = getenv("OMP_WAIT_POLICY")) {
     if (strcasecmp(s, "active") == 0)
       G.wait_policy = 1;

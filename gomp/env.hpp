@@ -38,6 +38,7 @@ struct Globals {
   int max_task_priority = 0;       // OMP_MAX_TASK_PRIORITY
   int engines = 0;                 // engines of the running runtime (written once: ensure_runtime)
   bool cancel_var = false;         // OMP_CANCELLATION
+  bool defer_alone = false;  // MRGOMP_DEFER_ALONE: a team of one defers its tasks (doc/mpi.md)
 };
 extern Globals &G;
 

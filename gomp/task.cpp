@@ -375,7 +375,8 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // The commonest undeferred task (the conditions below without dependences, an event or a
   // copy of the data): nothing to prepare but its record.
   if (!(flags & (kDepend | kDetach)) && !cpyfn && !bounds &&
-      (!if_clause || parent->final_ || parent->team->n == 1 || enough_sparks())) {
+      (!if_clause || parent->final_ || (parent->team->n == 1 && !G.defer_alone) ||
+       enough_sparks())) {
     run_included(parent, final_, fn, data, nullptr, nullptr);
     return;
   }
@@ -389,8 +390,9 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
 
   // A team of one thread has nobody else to run a deferred task: OpenMP lets its thread run
   // it at once, as programs written for one thread expect (a detached task stays deferred:
-  // what fulfils its event may come later in this thread).
-  bool alone = parent->team->n == 1 && !event;
+  // what fulfils its event may come later in this thread), unless MRGOMP_DEFER_ALONE asks for
+  // sparks, which the thread runs when its code waits (a blocking MPI call suspends it).
+  bool alone = parent->team->n == 1 && !event && !G.defer_alone;
   // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
   // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
   // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to
