@@ -44,3 +44,27 @@ check-mpi:
 	@echo "check-mpi: SKIP: configure found no MPI (or --without-mpi)"
 endif
 .PHONY: check-mpi
+
+# The benchmark (doc/mpi.md, "The benchmark"): `make bench-mpi` builds bench/mpi_heat (one gcc
+# -fopenmp program for the three versions: the runtime is chosen at run time) and runs
+# bench/mpi_heat.sh (MPI_HEAT_RUNS runs of each version on 2 and 4 ranks, interleaved;
+# MPI_HEAT_FLAGS for the program, e.g. --nx 4096 --rows 1024 --iters 200).
+EXTRA_PROGRAMS += bench/mpi_heat
+CLEANFILES += bench/mpi_heat
+bench_mpi_heat_SOURCES = bench/mpi_heat.c
+bench_mpi_heat_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+bench_mpi_heat_CFLAGS = $(MR_CFLAGS) -O2 $(OPENMP_CFLAGS)
+bench_mpi_heat_LDFLAGS = $(OPENMP_CFLAGS)
+bench_mpi_heat_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS) -lm
+EXTRA_DIST += bench/mpi_heat.sh
+MPI_HEAT_RUNS = 5
+MPI_HEAT_FLAGS =
+MPI_HEAT_THREADS = 1
+if MR_HAVE_MPI
+bench-mpi: bench/mpi_heat$(EXEEXT) gomp/libgomp.la
+	MPIRUN='$(MPIRUN)' MPI_HEAT_THREADS='$(MPI_HEAT_THREADS)' $(SHELL) $(srcdir)/bench/mpi_heat.sh $(MPI_HEAT_RUNS) $(MPI_HEAT_FLAGS)
+else
+bench-mpi:
+	@echo "bench-mpi: configure found no MPI (or --without-mpi)"; exit 1
+endif
+.PHONY: bench-mpi
