@@ -21,13 +21,16 @@ libmrmpi_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(PTHREAD_FLAGS)
 # The tests run several ranks (mpirun, this machine only) and take longer than make check
 # should: `make check-mpi` runs them (.ci/run does, as a timed stage). tests/mpi/check-mpi.sh
 # says which; every run has a time-out.
-mpi_test_progs = tests/mpi/tasks tests/mpi/omp_tasks
+mpi_test_progs = tests/mpi/tasks tests/mpi/cxx tests/mpi/omp_tasks
 EXTRA_PROGRAMS += $(mpi_test_progs)
 CLEANFILES += $(mpi_test_progs)
 tests_mpi_tasks_SOURCES = tests/mpi/tasks.c
 tests_mpi_tasks_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_mpi_tasks_CFLAGS = $(MR_CFLAGS)
 tests_mpi_tasks_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
+tests_mpi_cxx_SOURCES = tests/mpi/cxx.cpp
+tests_mpi_cxx_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
+tests_mpi_cxx_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
 # A gcc -fopenmp program that knows nothing of mrengine: run on libmrgomp, its blocking MPI
 # calls go through libmrmpi because it is linked before the MPI library.
 tests_mpi_omp_tasks_SOURCES = tests/mpi/omp_tasks.c
@@ -62,7 +65,8 @@ MPI_HEAT_FLAGS =
 MPI_HEAT_THREADS = 1
 if MR_HAVE_MPI
 bench-mpi: bench/mpi_heat$(EXEEXT) gomp/libgomp.la
-	MPIRUN='$(MPIRUN)' MPI_HEAT_THREADS='$(MPI_HEAT_THREADS)' $(SHELL) $(srcdir)/bench/mpi_heat.sh $(MPI_HEAT_RUNS) $(MPI_HEAT_FLAGS)
+	MPIRUN='$(MPIRUN)' MPI_HEAT_THREADS='$(MPI_HEAT_THREADS)' \
+	  $(SHELL) $(srcdir)/bench/mpi_heat.sh $(MPI_HEAT_RUNS) $(MPI_HEAT_FLAGS)
 else
 bench-mpi:
 	@echo "bench-mpi: configure found no MPI (or --without-mpi)"; exit 1

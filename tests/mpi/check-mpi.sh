@@ -39,6 +39,7 @@ done
 for t in mixed early cancel shutdown; do
   run 60 2 "$tasks" $t; expect "$t" 0 $?
 done
+run 60 2 "$builddir/tests/mpi/cxx"; expect "c++ (mrmpi.hpp)" 0 $?
 err=$(run 60 2 "$tasks" serialized 2>&1 >/dev/null); rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
    echo "$err" | grep -q '^mrmpi: MPI_Recv in an mrengine context needs MPI_THREAD_MULTIPLE, but MPI provides MPI_THREAD_SERIALIZED'; then
