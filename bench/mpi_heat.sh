@@ -33,11 +33,19 @@ echo "ranks version      s/iteration (median, min..max)    overlapped  CPU/rank"
 for np in 2 4; do
   for mode in forkjoin tasks mrc; do
     awk -v m=$mode -v n=$np '$1 == m && $2 == n { t[++k] = $3; o[k] = $4; c[k] = $5 }
-      function med(a, k,   i, j, x) {
-        for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      function med(a, k,   i, j, x) {  # sorts a[1..k] (insertion) and returns its median
+        for (i = 2; i <= k; i++) {
+          x = a[i]
+          for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]
+          a[j + 1] = x
+        }
         return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
       }
-      END { lo = t[1]; hi = t[1]; for (i = 1; i <= k; i++) { if (t[i] < lo) lo = t[i]; if (t[i] > hi) hi = t[i] }
-        printf "%5d %-9s %12.6f (%.6f..%.6f) %10.2f %9.2f\n", n, m, med(t, k), lo, hi, med(o, k), med(c, k) }' "$out"
+      END {
+        lo = t[1]; hi = t[1]
+        for (i = 1; i <= k; i++) { if (t[i] < lo) lo = t[i]; if (t[i] > hi) hi = t[i] }
+        printf "%5d %-9s %12.6f (%.6f..%.6f) %10.2f %9.2f\n", n, m, med(t, k), lo, hi,
+          med(o, k), med(c, k)
+      }' "$out"
   done
 done

@@ -2,14 +2,11 @@
 
 # Built only when configure found MPI (--without-mpi turns it off). libmrmpi calls the engine
 # only through the public API (MR_poll_wait), and MPI through its profiling interface (PMPI_*).
-mpi_headers = include/mrmpi.h include/mrmpi.hpp
 if MR_HAVE_MPI
 lib_LTLIBRARIES += libmrmpi.la
-include_HEADERS += $(mpi_headers)
+include_HEADERS += include/mrmpi.h include/mrmpi.hpp
 # Its man pages, from mrmpi.h's comments, with the others (Makefile.am, "documentation").
 man_headers += $(top_srcdir)/include/mrmpi.h
-else
-EXTRA_DIST += $(mpi_headers)
 endif
 libmrmpi_la_SOURCES = mpi/waits.hpp mpi/poll.cpp mpi/waits.cpp mpi/interpose.cpp
 # The C API only: no MPI C++ bindings (deprecated, and a warning in every file).
