@@ -18,7 +18,7 @@ libmrmpi_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(PTHREAD_FLAGS)
 # The tests run several ranks (mpirun, this machine only) and take longer than make check
 # should: `make check-mpi` runs them (.ci/run does, as a timed stage). tests/mpi/check-mpi.sh
 # says which; every run has a time-out.
-mpi_test_progs = tests/mpi/tasks tests/mpi/cxx tests/mpi/omp_tasks
+mpi_test_progs = tests/mpi/tasks tests/mpi/cxx tests/mpi/omp_tasks tests/mpi/omp_preload
 EXTRA_PROGRAMS += $(mpi_test_progs)
 CLEANFILES += $(mpi_test_progs)
 tests_mpi_tasks_SOURCES = tests/mpi/tasks.c
@@ -35,6 +35,12 @@ tests_mpi_omp_tasks_CPPFLAGS = $(MPI_CFLAGS)
 tests_mpi_omp_tasks_CFLAGS = $(MR_CFLAGS) $(OPENMP_CFLAGS)
 tests_mpi_omp_tasks_LDFLAGS = $(OPENMP_CFLAGS)
 tests_mpi_omp_tasks_LDADD = libmrmpi.la $(MPI_LIBS)
+# The same program linked with nothing of mrengine: libmrmpi comes in by LD_PRELOAD.
+tests_mpi_omp_preload_SOURCES = tests/mpi/omp_tasks.c
+tests_mpi_omp_preload_CPPFLAGS = $(MPI_CFLAGS)
+tests_mpi_omp_preload_CFLAGS = $(MR_CFLAGS) $(OPENMP_CFLAGS)
+tests_mpi_omp_preload_LDFLAGS = $(OPENMP_CFLAGS)
+tests_mpi_omp_preload_LDADD = $(MPI_LIBS)
 EXTRA_DIST += tests/mpi/check-mpi.sh
 if MR_HAVE_MPI
 check-mpi: $(mpi_test_progs) gomp/libgomp.la

@@ -58,6 +58,10 @@ if [ -x "$omp" ]; then
   OMP_NUM_THREADS=1 MRGOMP_DEFER_ALONE=true run 60 2 -x OMP_NUM_THREADS -x MRGOMP_DEFER_ALONE \
     -x LD_LIBRARY_PATH="$builddir/gomp/.libs:$LD_LIBRARY_PATH" "$omp"
   expect "openmp tasks on libmrgomp" 0 $?
+  OMP_NUM_THREADS=1 MRGOMP_DEFER_ALONE=true run 60 2 -x OMP_NUM_THREADS -x MRGOMP_DEFER_ALONE \
+    -x LD_LIBRARY_PATH="$builddir/gomp/.libs:$LD_LIBRARY_PATH" \
+    -x LD_PRELOAD="$builddir/.libs/libmrmpi.so" "$builddir/tests/mpi/omp_preload"
+  expect "openmp tasks, libmrmpi by LD_PRELOAD" 0 $?
   OMP_NUM_THREADS=1 run 10 2 -x OMP_NUM_THREADS "$omp" >/dev/null 2>&1
   expect "openmp tasks on libgomp (deadlocks)" 124 $?
 fi
