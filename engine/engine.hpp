@@ -46,6 +46,7 @@ inline constexpr int kCacheMax = 16;  // free contexts an engine keeps for itsel
 
 struct Backup;
 struct IoEngine;
+struct PollEngine;
 namespace trace {
 class Tracer;
 }
@@ -192,6 +193,7 @@ struct Runtime {
   std::mutex backup_lock;  // protects the two fields below
   Backup *idle_backups = nullptr;
   std::vector<Backup *> backups;  // every backup thread created, to join at stop
+  PollEngine *polls = nullptr;    // one per engine: its polled waits (poll_wait.hpp)
   IoEngine *io = nullptr;         // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
   // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
   // any engine thread runs), freed with the runtime. The scheduler records through the hooks of

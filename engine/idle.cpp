@@ -23,6 +23,7 @@
 #include "fatal.hpp"
 #include "io_wait.hpp"
 #include "policy.hpp"
+#include "poll_wait.hpp"
 #include "steal.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
@@ -348,7 +349,8 @@ bool leave_sleeping(Engine *e) {
 Next wait_for_wake(Engine *e) {
   SleepSync &s = e->sleep;
   note(e, Event::sleeps);
-  std::uint64_t until = timers_wait_deadline(e);
+  // Polled waits outstanding: no longer than their period (doc/design.md, "Polled waits").
+  std::uint64_t until = std::min(timers_wait_deadline(e), poll_wait_deadline(e));
 #ifdef MR_WORKSTEAL_POLLING
   until = std::min(until, now_ns() + static_cast<std::uint64_t>(g_rt->p.poll_interval_us) * 1000u);
 #endif
@@ -441,6 +443,7 @@ Context *find_work(Engine *e) {
         break;
       }
       io_idle(e);  // before the timers: a descriptor ready at its wait's time-out counts as ready
+      poll_idle(e);
       timers_idle(e);
       if (Context *c = take_local(e)) {
         become_working(e, nullptr);
@@ -460,6 +463,7 @@ Context *find_work(Engine *e) {
       } else if (queued_work_maybe(e)) {
         continue;
       }
+      poll_idle(e);  // before sleeping: a wait done now resumes its context (advice to e)
       if (s.state.load(std::memory_order_acquire) == State::NOTIFIED) continue;
       Next n = fall_asleep(e);
       if (n == Next::LOOK_FROM_WORKING) break;  // back to the outer loop: idle again

@@ -22,6 +22,7 @@
 #include "idle.hpp"
 #include "io_wait.hpp"
 #include "join.hpp"
+#include "poll_wait.hpp"
 #include "stats.hpp"
 #include "trace.hpp"
 
@@ -63,6 +64,7 @@ void destroy_runtime() {
   delete g_rt->tracer;
   destroy_cached_contexts();
   io_stop(g_rt);
+  poll_stop(g_rt);
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete unowned(g_rt->engines[i]);
   delete[] g_rt->engines;
   topo::release(&g_rt->place);
@@ -346,6 +348,7 @@ int start(const Params &p, std::string *err) {
   }
   BOOST_SCOPE_EXIT_END
   int rc = make_engines();
+  if (rc == 0) rc = poll_start(g_rt);
   if (rc == 0) rc = open_io_and_trace(err);
   if (rc == 0) rc = plan_engines(err);
   if (rc != 0) return rc;

@@ -32,6 +32,7 @@ namespace mr::engine::trace {
   XX(BLOCKING, 6, "blocking region") /* ForeignCall: it goes on on a backup thread */ \
   XX(SLEEP, 4, "sleep")              /* ThreadBlocked: MR_sleep_until, a ticker */    \
   XX(FD, 4, "fd wait")               /* ThreadBlocked: MR_wait_fd */                  \
+  XX(POLL, 4, "polled wait")         /* ThreadBlocked: MR_poll_wait */                \
   XX(YIELD, 3, "yield")              /* ThreadYielding: MR_yield */                   \
   XX(TRACE_END, 3, "end of trace")   /* ThreadYielding: still running when the trace ends */
 

@@ -2,6 +2,7 @@
 // initial ICVs and the process-wide settings. No other file reads the environment; mrengine
 // reads its own MRENGINE_OPTIONS.
 #include <ctype.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,11 @@ void read_environment() {
   if (env_long("OMP_MAX_TASK_PRIORITY", &v) && v >= 0) G.max_task_priority = static_cast<int>(v);
   parse_allocator(&G.initial);
   if (env_bool("OMP_CANCELLATION", &b)) G.cancel_var = b;
+  // A team of one defers its tasks by default when libmrmpi is in the process (linked or
+  // preloaded: its symbols are in the global scope before any constructor runs), since a task's
+  // blocking MPI call may then wait for a task created after it (doc/mpi.md).
+  G.defer_alone = dlsym(RTLD_DEFAULT, "MR_mpi_wait") != nullptr;
+  if (env_bool("MRGOMP_DEFER_ALONE", &b)) G.defer_alone = b;
   parse_places();
   if (!G.bind_list.empty())
     G.initial.bind = G.bind_list[0];

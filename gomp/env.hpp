@@ -75,6 +75,7 @@ struct Globals {
   int display_env = 0;
   bool display_affinity = false;
   std::string affinity_format = "level %L thread %i affinity %A";
+  bool defer_alone = false;  // a team of one defers its tasks (libmrmpi, MRGOMP_DEFER_ALONE)
 };
 extern Globals &G;
 

@@ -382,7 +382,8 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // The commonest undeferred task (the conditions below without dependences, an event or a
   // copy of the data): nothing to prepare but its record.
   if (!(flags & (kDepend | kDetach)) && !cpyfn && !bounds &&
-      (!if_clause || parent->final_ || parent->team->n == 1 || enough_sparks())) {
+      (!if_clause || parent->final_ || (parent->team->n == 1 && !G.defer_alone) ||
+       enough_sparks())) {
     run_included(parent, final_, fn, data, nullptr, nullptr);
     return;
   }
@@ -399,8 +400,11 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // (bench/omp/knapsack prunes by it). Not a detached task (what fulfils its event may come
   // later in this thread), nor one whose predecessors have not all completed (a detached
   // sibling's may wait for this thread too): those stay deferred, and run when their
-  // predecessors have completed, at a join of this thread's (doc/gomp.md, "Waiting").
-  bool alone = parent->team->n == 1 && !event && !(deps && unfinished_preds(parent, deps));
+  // predecessors have completed, at a join of this thread's (doc/gomp.md, "Waiting"). Nor any
+  // task when MRGOMP_DEFER_ALONE asks for sparks, which the thread runs when its code waits (a
+  // blocking MPI call suspends it: doc/mpi.md).
+  bool alone = parent->team->n == 1 && !event && !G.defer_alone &&
+               !(deps && unfinished_preds(parent, deps));
   // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
   // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
   // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to

@@ -473,6 +473,7 @@ MR_EXTERN void MR_blocking_begin(void);
 MR_EXTERN void MR_blocking_end(void);
 
 /* The rest of the C ABI, by concept. */
+#include "mrengine_poll.h"
 #include "mrengine_stats.h"
 #include "mrengine_time.h"
 

@@ -16,6 +16,7 @@
 #include "engine/join.hpp"
 #include "engine/lifecycle.hpp"
 #include "engine/loop_control.hpp"
+#include "engine/poll_wait.hpp"
 #include "engine/scope.hpp"
 #include "engine/stats.hpp"
 #include "engine/trace.hpp"
@@ -245,6 +246,11 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks) {
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns) {
   // Not running: this_engine() is nullptr and the thread polls.
   return mr::engine::wait_fd(fd, events, timeout_ns);
+}
+
+MR_EXTERN int MR_poll_wait(const MR_PollSource *src, void *item) {
+  // Not running: this_engine() is nullptr, MR_ENOTENGINE.
+  return mr::engine::poll_wait(src, item);
 }
 
 MR_EXTERN int MR_lc_create(unsigned contexts, MR_LoopControl **out) {

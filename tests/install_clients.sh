@@ -30,7 +30,7 @@ pc=$(find "$root" -name mrengine.pc)
 prefix=$root$(sed -n 's/^prefix=//p' "$pc")
 libdir=$(dirname "$(dirname "$pc")")
 version=$(sed -n 's/^Version: *//p' "$pc")
-for f in mrengine.h mrengine_time.h mrengine_stats.h mrengine_view.h mrengine_config.h \
+for f in mrengine.h mrengine_time.h mrengine_poll.h mrengine_stats.h mrengine_view.h mrengine_config.h \
          mrengine.hpp mrengine_time.hpp mrengine-config.cmake mrengine-config-version.cmake mrengine.3 MR_init.3; do
   [ -n "$(find "$root" -name "$f")" ] || fail "$f is not installed"
 done

@@ -1,0 +1,93 @@
+// poll.cpp: the poll source that engines test for libmrmpi's waits (waits.hpp). Called only on
+// an engine's own thread, never twice at once for one engine: the arrays are the thread's own.
+#include "waits.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+namespace mr::mpi {
+
+namespace {
+
+void give_status(Wait *w, const MPI_Status &st) {
+  if (w->status != MPI_STATUS_IGNORE) *w->status = st;
+}
+
+// The ONE waits among items, tested together. done[i] set for those complete.
+void test_ones(void *const *items, int n, unsigned char *done) {
+  thread_local std::vector<MPI_Request> reqs;
+  thread_local std::vector<int> at, indices;
+  thread_local std::vector<MPI_Status> sts;
+  reqs.clear();
+  at.clear();
+  for (int i = 0; i < n; i++) {
+    auto *w = static_cast<Wait *>(items[i]);
+    if (w->kind != Wait::ONE) continue;
+    reqs.push_back(*w->reqs);
+    at.push_back(i);
+  }
+  if (reqs.empty()) return;
+  const int m = static_cast<int>(reqs.size());
+  indices.resize(reqs.size());
+  sts.resize(reqs.size());
+  int out = 0;
+  int rc = PMPI_Testsome(m, reqs.data(), &out, indices.data(), sts.data());
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+    for (int k = 0; k < m; k++) {  // the error goes to every waiter: none is left waiting
+      auto *w = static_cast<Wait *>(items[at[static_cast<std::size_t>(k)]]);
+      w->rc = rc;
+      done[at[static_cast<std::size_t>(k)]] = 1;
+    }
+    return;
+  }
+  for (int k = 0; k < out && out != MPI_UNDEFINED; k++) {
+    const int j = indices[static_cast<std::size_t>(k)];
+    const int i = at[static_cast<std::size_t>(j)];
+    auto *w = static_cast<Wait *>(items[i]);
+    *w->reqs = reqs[static_cast<std::size_t>(j)];  // MPI_REQUEST_NULL, or inactive if persistent
+    give_status(w, sts[static_cast<std::size_t>(k)]);
+    w->rc = rc == MPI_ERR_IN_STATUS ? sts[static_cast<std::size_t>(k)].MPI_ERROR : MPI_SUCCESS;
+    done[i] = 1;
+  }
+}
+
+// An ANY or PROBE wait: true once complete (w->rc set).
+bool test_other(Wait *w) {
+  MPI_Status st;
+  int flag = 0;
+  if (w->kind == Wait::ANY)
+    w->rc = PMPI_Testany(w->n, w->reqs, &w->index, &flag, &st);
+  else
+    w->rc = PMPI_Iprobe(w->source, w->tag, w->comm, &flag, &st);
+  if (w->rc != MPI_SUCCESS) return true;
+  if (flag) give_status(w, st);
+  return flag != 0;
+}
+
+int poll_mpi(void *, void *const *items, int n, unsigned char *done) {
+  test_ones(items, n, done);
+  for (int i = 0; i < n; i++) {
+    auto *w = static_cast<Wait *>(items[i]);
+    if (w->kind != Wait::ONE && test_other(w)) done[i] = 1;
+  }
+  return 0;
+}
+
+std::uint64_t period_from_env() {
+  const char *s = std::getenv("MRMPI_POLL_US");
+  if (!s || !*s) return 50000;
+  char *end = nullptr;
+  long us = std::strtol(s, &end, 10);
+  if (*end != '\0' || us < 1 || us > 1000000) return 50000;
+  return static_cast<std::uint64_t>(us) * 1000u;
+}
+
+}  // namespace
+
+const MR_PollSource *source() {
+  static const MR_PollSource src{poll_mpi, nullptr, period_from_env()};
+  return &src;
+}
+
+}  // namespace mr::mpi

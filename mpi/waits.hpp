@@ -1,0 +1,37 @@
+// waits.hpp: libmrmpi's waits (doc/mpi.md): what a suspended context waits for, the poll source
+// that its engine tests, and the test that decides whether a call suspends.
+#ifndef MR_MPI_WAITS_HPP
+#define MR_MPI_WAITS_HPP
+
+#include "mrmpi.h"
+
+namespace mr::mpi {
+
+// One context's wait, on its stack: the item of MR_poll_wait.
+struct Wait {
+  enum Kind { ONE, ANY, PROBE } kind = ONE;
+  MPI_Request *reqs = nullptr;  // ONE: the request; ANY: n of them
+  int n = 1;
+  MPI_Status *status = MPI_STATUS_IGNORE;  // where the completion's status goes
+  int source = 0, tag = 0;                 // PROBE
+  MPI_Comm comm = MPI_COMM_NULL;           // PROBE
+  int index = MPI_UNDEFINED;               // ANY: the request that completed
+  int rc = MPI_SUCCESS;                    // the MPI code of the completion
+};
+
+// The source every engine polls (poll.cpp): one MPI_Testsome over the engine's ONE waits, and
+// an MPI_Testany or MPI_Iprobe per other wait.
+const MR_PollSource *source();
+
+// Whether the calling code runs in a context, where `call` (an MPI function's name) suspends.
+// If it does and MPI was not initialised with MPI_THREAD_MULTIPLE, stops the process with a
+// message naming `call`.
+bool task_aware(const char *call);
+
+// Suspend the calling context until w is complete (its rc set); the blocking MPI call if the
+// runtime refuses (not a context after all, or out of memory). Returns w's MPI code.
+int suspend_on(Wait *w);
+
+}  // namespace mr::mpi
+
+#endif
