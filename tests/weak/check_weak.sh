@@ -102,11 +102,15 @@ run rc11-passes deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACI
 # pop's relaxed store takes a spark whose words it may not see.
 run caught deque.cpp SCENARIO_RACE ITEMS=2 THIEVES=1 STEALS=2
 
-# The sleep protocol (P1, P3): a spark, an injected spark, a bound context.
+# The sleep protocol (P1, P2, P3): a spark, an injected spark, the last searcher, a bound
+# context. The census's seq_cst RMWs (SLEEPER_RMW, UNSEARCH_RMW) and the P3/P4 fences of the
+# engine's own side (IDLE_FENCE, ADVICE_FENCE) are not mutated: see doc/design.md section 18.
 for sc in SPARK INJECT; do
   run pass sleep.cpp SCENARIO_$sc
   for m in POST_FENCE SLEEP_FENCE WAKE_NOTIFIED; do run caught sleep.cpp SCENARIO_$sc MUTANT=$m; done
 done
+run pass sleep.cpp SCENARIO_SEARCHER
+for m in SEARCHER_FENCE POST_FENCE; do run caught sleep.cpp SCENARIO_SEARCHER MUTANT=$m; done
 run pass sleep.cpp SCENARIO_BOUND
 for m in BOUND_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
   run caught sleep.cpp SCENARIO_BOUND MUTANT=$m

@@ -7,7 +7,9 @@
 //                    under its lock), then the post-work check (P1);
 //   SCENARIO_BOUND   a context bound to E is scheduled while E goes WORKING -> IDLE -> STEALING
 //                    -> SLEEPING: CONTEXT if E sleeps, else the bound queue, the fence and
-//                    CONTEXT_ADVICE (P3); the context is never lost.
+//                    CONTEXT_ADVICE (P3); the context is never lost;
+//   SCENARIO_SEARCHER  E sleeps, another engine S is the last searcher and gives its unit back
+//                    while a spark is pushed (P2: the poster saw S searching and woke nobody).
 // E stops where it would park; the final check is the proofs' claim: E does not sleep (SLEEPING,
 // never notified) while the work it must take is pending, and the census counts what it says.
 #include "harness.hpp"
@@ -18,6 +20,10 @@
 #include "engine/wsdeque.cpp"
 
 using namespace mr::engine;
+
+#ifdef SCENARIO_SEARCHER  // the work is a spark
+#define SCENARIO_SPARK
+#endif
 
 // The park is not part of the protocol under test: an unpark is recorded, and E, instead of
 // parking, stops (the final check reads what it left). SleepSync's semaphore is never used.
@@ -158,6 +164,17 @@ void *poster(void *) {
   try_notify_engine(*e, census, Action::CONTEXT_ADVICE, nullptr);
   return nullptr;
 }
+#elif defined(SCENARIO_SEARCHER)
+// Not E but S, the last searcher, which found nothing: wake.cpp's give_back_unit.
+void *engine(void *) {
+  std::uint64_t old = census.remove_searcher();
+  if (Census::searching(old) != 1 || Census::sleeping(old) == 0) return nullptr;
+  last_searcher_fence();
+  if (work_there() && census.try_claim_searcher() &&
+      try_wake_engine(*e, census, Action::WORKSTEAL_ADVICE, nullptr) != Sent::DELIVERED)
+    census.remove_searcher();
+  return nullptr;
+}
 #else
 // E: in STEALING with a searching unit, it found nothing and falls asleep.
 void *engine(void *) {
@@ -168,6 +185,9 @@ void *engine(void *) {
   return nullptr;
 }
 
+#endif
+
+#ifndef SCENARIO_BOUND
 // The poster: publish, then the post-work check (wake.hpp's work_posted and wake_for_work).
 void *poster(void *) {
   publish();
@@ -188,6 +208,11 @@ int main() {
   deque = new WsDeque(2);
 #ifdef SCENARIO_BOUND
   e->state.store(State::WORKING, std::memory_order_relaxed);
+#elif defined(SCENARIO_SEARCHER)
+  e->state.store(State::SLEEPING, std::memory_order_relaxed);
+  census.add_searcher();
+  census.searcher_to_sleeper();  // E's sleeping unit
+  census.add_searcher();         // S's searching unit
 #else
   e->state.store(State::STEALING, std::memory_order_relaxed);
   census.add_searcher();  // E's searching unit
