@@ -98,21 +98,28 @@ done
 # which RC11 rules out by definition and IMM does not).
 run rc11-passes deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1 \
   MUTANT=STEAL_CAS
+# Orders that neither model needs here (doc/design.md section 18 says why): the mutant passes.
+for m in POP_CAS PUSH_TOP STEAL_TOP; do
+  run pass deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=2 STEALS=1 MUTANT=$m
+  run pass deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1 MUTANT=$m
+done
 # The defect of doc/design.md, D1: push, pop and steal at once, a thief that reads bottom from
 # pop's relaxed store takes a spark whose words it may not see.
 run caught deque.cpp SCENARIO_RACE ITEMS=2 THIEVES=1 STEALS=2
 
 # The sleep protocol (P1, P2, P3): a spark, an injected spark, the last searcher, a bound
-# context. The census's seq_cst RMWs (SLEEPER_RMW, UNSEARCH_RMW) and the P3/P4 fences of the
-# engine's own side (IDLE_FENCE, ADVICE_FENCE) are not mutated: see doc/design.md section 18.
+# context. The mutants that pass are orders these proofs do not need (doc/design.md section 18).
 for sc in SPARK INJECT; do
   run pass sleep.cpp SCENARIO_$sc
   for m in POST_FENCE SLEEP_FENCE WAKE_NOTIFIED; do run caught sleep.cpp SCENARIO_$sc MUTANT=$m; done
 done
 run pass sleep.cpp SCENARIO_SEARCHER
 for m in SEARCHER_FENCE POST_FENCE; do run caught sleep.cpp SCENARIO_SEARCHER MUTANT=$m; done
+run pass sleep.cpp SCENARIO_SPARK MUTANT=SLEEPER_RMW
+run pass sleep.cpp SCENARIO_SEARCHER MUTANT=UNSEARCH_RMW
 run pass sleep.cpp SCENARIO_BOUND
 for m in BOUND_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
   run caught sleep.cpp SCENARIO_BOUND MUTANT=$m
 done
+for m in IDLE_FENCE ADVICE_FENCE OWN_STORE; do run pass sleep.cpp SCENARIO_BOUND MUTANT=$m; done
 exit $status
