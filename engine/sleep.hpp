@@ -235,6 +235,13 @@ inline void bound_post_fence() {
   std::atomic_thread_fence(MR_WEAK_MUTANT(BOUND_FENCE, std::memory_order_seq_cst));
 }
 
+// Proof P4, MR_shutdown's side: a seq_cst store of the shutdown flag, then a seq_cst fence, then
+// (the caller) SHUTDOWN to every other engine, whose state it reads.
+inline void raise_shutdown(std::atomic<bool> &flag) {
+  flag.store(true, MR_WEAK_MUTANT(SHUTDOWN_STORE, std::memory_order_seq_cst));
+  std::atomic_thread_fence(MR_WEAK_MUTANT(SHUTDOWN_FENCE, std::memory_order_seq_cst));
+}
+
 // seq_cst fence: proof P2 (the last searcher's release vs a poster that saw it searching).
 inline void last_searcher_fence() {
   std::atomic_thread_fence(MR_WEAK_MUTANT(SEARCHER_FENCE, std::memory_order_seq_cst));

@@ -122,4 +122,10 @@ for m in BOUND_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
   run caught sleep.cpp SCENARIO_BOUND MUTANT=$m
 done
 for m in IDLE_FENCE ADVICE_FENCE OWN_STORE; do run pass sleep.cpp SCENARIO_BOUND MUTANT=$m; done
+# Shutdown (P4): the flag, the fence and SHUTDOWN against an engine going to sleep.
+run pass sleep.cpp SCENARIO_SHUTDOWN
+for m in SHUTDOWN_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
+  run caught sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
+done
+for m in SHUTDOWN_STORE IDLE_FENCE SLEEP_FENCE; do run pass sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m; done
 exit $status

@@ -1,4 +1,4 @@
-// sleep.cpp: the sleep protocol (doc/design.md proofs P1, P2 and P3) under GenMC, with the
+// sleep.cpp: the sleep protocol (doc/design.md proofs P1 to P4) under GenMC, with the
 // engine's own census, notifiers and protocol steps (engine/sleep.*, engine/wsdeque.*). The
 // scenarios are those of the Spin model (tests/model/engine_sleep.pml), for one engine E that
 // falls asleep and one poster:
@@ -9,7 +9,9 @@
 //                    -> SLEEPING: CONTEXT if E sleeps, else the bound queue, the fence and
 //                    CONTEXT_ADVICE (P3); the context is never lost;
 //   SCENARIO_SEARCHER  E sleeps, another engine S is the last searcher and gives its unit back
-//                    while a spark is pushed (P2: the poster saw S searching and woke nobody).
+//                    while a spark is pushed (P2: the poster saw S searching and woke nobody);
+//   SCENARIO_SHUTDOWN  MR_shutdown's flag and SHUTDOWN while E goes WORKING -> IDLE -> STEALING
+//                    -> SLEEPING (P4): E leaves, or is notified.
 // E stops where it would park; the final check is the proofs' claim: E does not sleep (SLEEPING,
 // never notified) while the work it must take is pending, and the census counts what it says.
 #include "harness.hpp"
@@ -44,12 +46,15 @@ pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 // queue_lock, read relaxed (Injector and LockedFifo in engine/runqueue.hpp, whose std::mutex and
 // Boost ring GenMC cannot compile).
 std::atomic<int> queued;
-int taken;         // E took the work (E's own variable; read by main after the join)
-bool got_context;  // SCENARIO_BOUND: the context came to E as CONTEXT
+std::atomic<bool> shutdown;  // SCENARIO_SHUTDOWN: Runtime::shutdown
+int taken;                   // E took the work (E's own variable; read by main after the join)
+bool got_context;            // SCENARIO_BOUND: the context came to E as CONTEXT
 
 // E's look at the work it must take (a relaxed load, ordered by the fence before it).
 bool work_there() {
-#ifdef SCENARIO_SPARK
+#ifdef SCENARIO_SHUTDOWN
+  return shutdown.load(std::memory_order_relaxed);
+#elif defined(SCENARIO_SPARK)
   return deque->size_estimate() > 0;
 #else
   return queued.load(std::memory_order_relaxed) != 0;
@@ -58,7 +63,9 @@ bool work_there() {
 
 // E takes the work it saw.
 void take_work() {
-#ifdef SCENARIO_SPARK
+#ifdef SCENARIO_SHUTDOWN
+  taken = 1;  // E leaves
+#elif defined(SCENARIO_SPARK)
   Task t;
   if (deque->steal(t) == WsDeque::Steal::TAKEN) taken++;
 #else
@@ -73,7 +80,9 @@ void take_work() {
 
 // The work is published by the poster (under the queue's lock for the locked queues).
 void publish() {
-#ifdef SCENARIO_SPARK
+#ifdef SCENARIO_SHUTDOWN
+  raise_shutdown(shutdown);
+#elif defined(SCENARIO_SPARK)
   deque->push(Task{nullptr, nullptr, nullptr});
 #else
   pthread_mutex_lock(&queue_lock);
@@ -110,10 +119,16 @@ bool fall_asleep() {
   return true;
 }
 
-#ifdef SCENARIO_BOUND
+#if defined(SCENARIO_BOUND) || defined(SCENARIO_SHUTDOWN)
 // E handles a notification it found (acquire): CONTEXT runs the context; CONTEXT_ADVICE takes E
-// back to IDLE, the fence, and a look at its bound queue. Returns true when E has its context.
+// back to IDLE, the fence, and a look at its bound queue; SHUTDOWN makes it leave. Returns true
+// when E has its context or leaves.
 bool handle_notification() {
+#ifdef SCENARIO_SHUTDOWN
+  assert(e->action == Action::SHUTDOWN);
+  take_work();
+  return true;
+#endif
   if (e->action == Action::CONTEXT) {
     assert(e->data == &got_context);
     got_context = true;
@@ -126,13 +141,13 @@ bool handle_notification() {
   return false;
 }
 
-// E: idle.cpp's find_work from WORKING, for a bound context: WORKING -> IDLE and the fence, a
-// look at its bound queue, IDLE -> STEALING with a searching unit, then fall_asleep; with the
+// E: idle.cpp's find_work from WORKING: WORKING -> IDLE and the fence, a look at its bound queue
+// (or the shutdown flag), IDLE -> STEALING with a searching unit, then fall_asleep; with the
 // notifications that come in the way.
 void *engine(void *) {
   store_own_state<State::WORKING, State::IDLE>(*e);
   idle_fence();
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; pass < 3; pass++) {
     if (e->state.load(std::memory_order_acquire) == State::NOTIFIED && handle_notification())
       return nullptr;
     if (work_there()) {
@@ -153,6 +168,15 @@ void *engine(void *) {
   return nullptr;
 }
 
+#ifdef SCENARIO_SHUTDOWN
+// MR_shutdown (lifecycle.cpp's stop_engine_threads): the flag and the fence, then SHUTDOWN
+// following the table (latched when E is WORKING, NOTIFIED or BUSY).
+void *poster(void *) {
+  publish();
+  try_notify_engine(*e, census, Action::SHUTDOWN, nullptr);
+  return nullptr;
+}
+#else
 // The scheduler of a context bound to E (wake.cpp's enqueue): CONTEXT if E sleeps, else the
 // bound queue, the fence, and CONTEXT_ADVICE following the table.
 void *poster(void *) {
@@ -164,6 +188,7 @@ void *poster(void *) {
   try_notify_engine(*e, census, Action::CONTEXT_ADVICE, nullptr);
   return nullptr;
 }
+#endif
 #elif defined(SCENARIO_SEARCHER)
 // Not E but S, the last searcher, which found nothing: wake.cpp's give_back_unit.
 void *engine(void *) {
@@ -187,7 +212,7 @@ void *engine(void *) {
 
 #endif
 
-#ifndef SCENARIO_BOUND
+#if !defined(SCENARIO_BOUND) && !defined(SCENARIO_SHUTDOWN)
 // The poster: publish, then the post-work check (wake.hpp's work_posted and wake_for_work).
 void *poster(void *) {
   publish();
@@ -203,10 +228,15 @@ void *poster(void *) {
 
 int main() {
   e = new SleepSync;
-  // No notification has this action: a stale read of it after NOTIFIED fails the checks.
+  // No notification of the scenario has this action: a stale read of it after NOTIFIED fails
+  // the checks.
+#ifdef SCENARIO_SHUTDOWN
+  e->action = Action::CONTEXT;
+#else
   e->action = Action::SHUTDOWN;
+#endif
   deque = new WsDeque(2);
-#ifdef SCENARIO_BOUND
+#if defined(SCENARIO_BOUND) || defined(SCENARIO_SHUTDOWN)
   e->state.store(State::WORKING, std::memory_order_relaxed);
 #elif defined(SCENARIO_SEARCHER)
   e->state.store(State::SLEEPING, std::memory_order_relaxed);
@@ -231,7 +261,10 @@ int main() {
   assert(Census::sleeping(w) == (st == State::SLEEPING ? 1u : 0u));
   // Each notification that left E SLEEPING->NOTIFIED unparked it once.
   assert(unparks.load(std::memory_order_relaxed) <= 1);
-#ifdef SCENARIO_BOUND
+#ifdef SCENARIO_SHUTDOWN
+  // E left, or is NOTIFIED with SHUTDOWN, which it handles when its park returns.
+  assert(taken == 1 || (st == State::NOTIFIED && e->action == Action::SHUTDOWN));
+#elif defined(SCENARIO_BOUND)
   // E, NOTIFIED after it stopped, would take a CONTEXT when its park returns (with advice, it
   // looks at its queue: the context is pending, and E not SLEEPING).
   if (st == State::NOTIFIED && e->action == Action::CONTEXT) got_context = true;
