@@ -42,14 +42,16 @@ EOF
 
 # run EXPECT FILE DEFINES...: FILE under RC11 and IMM; EXPECT is "pass" (GenMC's exit code 0),
 # "caught" (42: an assertion, a race), or "rc11-passes" (a mutant that only IMM can show: 0 under
-# RC11, 42 under IMM). A mutant is MUTANT=SITE among the DEFINES.
+# RC11, 42 under IMM). A mutant is MUTANT=SITE among the DEFINES; UNROLL=N bounds the loops (an
+# execution past the bound is blocked, not explored further).
 status=0
 run() {
   expect=$1 file=$2; shift 2
-  defs=""
+  defs="" opts=""
   for d in "$@"; do
     case $d in
       MUTANT=*) defs="$defs -DMR_WEAK_MUTANT_SITE=\"${d#MUTANT=}\"" ;;
+      UNROLL=*) opts="--unroll=${d#UNROLL=}" ;;
       *) defs="$defs -D$d" ;;
     esac
   done
@@ -59,7 +61,8 @@ run() {
     code=0
     # shellcheck disable=SC2086
     if compile "$file" $defs >"$work/out" 2>&1; then
-      "$genmc" --$model --disable-estimation --disable-warn-on-unfreed-memory \
+      # shellcheck disable=SC2086
+      "$genmc" --$model --disable-estimation --disable-warn-on-unfreed-memory $opts \
         --input-from-bitcode-file "$work/in.ll" >"$work/out" 2>&1 || code=$?
     else
       code=compile
@@ -128,4 +131,10 @@ for m in SHUTDOWN_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
   run caught sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
 done
 for m in SHUTDOWN_STORE IDLE_FENCE SLEEP_FENCE; do run pass sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m; done
+# Futures (section 11): the state word's protocol; a waiter waits out kSignalling in a loop.
+run pass future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3
+run pass future.cpp SIGNALLERS=2 WAITERS=1 UNROLL=3
+for m in FUTURE_WAIT_LOAD FUTURE_WAITER_CAS FUTURE_SIGNAL_CAS FUTURE_SIGNALLED FUTURE_SETTLED; do
+  run caught future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3 MUTANT=$m
+done
 exit $status
