@@ -49,6 +49,8 @@ run() {
   expect=$1 file=$2; shift 2
   defs="" opts=""
   for d in "$@"; do
+    # The quotes of MUTANT are the macro's: its value is a string literal.
+    # shellcheck disable=SC2089
     case $d in
       MUTANT=*) defs="$defs -DMR_WEAK_MUTANT_SITE=\"${d#MUTANT=}\"" ;;
       UNROLL=*) opts="--unroll=${d#UNROLL=}" ;;
@@ -59,7 +61,7 @@ run() {
     want=0
     case $expect/$model in caught/* | rc11-passes/imm) want=42 ;; esac
     code=0
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2090
     if compile "$file" $defs >"$work/out" 2>&1; then
       # shellcheck disable=SC2086
       "$genmc" --$model --disable-estimation --disable-warn-on-unfreed-memory $opts \
@@ -114,7 +116,9 @@ run caught deque.cpp SCENARIO_RACE ITEMS=2 THIEVES=1 STEALS=2
 # context. The mutants that pass are orders these proofs do not need (doc/design.md section 18).
 for sc in SPARK INJECT; do
   run pass sleep.cpp SCENARIO_$sc
-  for m in POST_FENCE SLEEP_FENCE WAKE_NOTIFIED; do run caught sleep.cpp SCENARIO_$sc MUTANT=$m; done
+  for m in POST_FENCE SLEEP_FENCE WAKE_NOTIFIED; do
+    run caught sleep.cpp SCENARIO_$sc MUTANT=$m
+  done
 done
 run pass sleep.cpp SCENARIO_SEARCHER
 for m in SEARCHER_FENCE POST_FENCE; do run caught sleep.cpp SCENARIO_SEARCHER MUTANT=$m; done
@@ -130,7 +134,9 @@ run pass sleep.cpp SCENARIO_SHUTDOWN
 for m in SHUTDOWN_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
   run caught sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
 done
-for m in SHUTDOWN_STORE IDLE_FENCE SLEEP_FENCE; do run pass sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m; done
+for m in SHUTDOWN_STORE IDLE_FENCE SLEEP_FENCE; do
+  run pass sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
+done
 # Futures (section 11): the state word's protocol; a waiter waits out kSignalling in a loop.
 run pass future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3
 run pass future.cpp SIGNALLERS=2 WAITERS=1 UNROLL=3

@@ -23,8 +23,9 @@ if [ -x "$dir/genmc" ] && [ -f "$dir/.mrengine-built" ]; then
   echo "$dir/genmc"; exit 0
 fi
 [ -f "$tarball" ] || { echo "genmc: no source tarball at $tarball: skipped" >&2; exit 77; }
-[ -x "$llvm/bin/llvm-config" ] && command -v clang-15 >/dev/null 2>&1 ||
-  { echo "genmc: LLVM 15 (llvm-15-dev, clang-15) not installed: skipped" >&2; exit 77; }
+if [ ! -x "$llvm/bin/llvm-config" ] || ! command -v clang-15 >/dev/null 2>&1; then
+  echo "genmc: LLVM 15 (llvm-15-dev, clang-15) not installed: skipped" >&2; exit 77
+fi
 
 # Build in place (GenMC bakes the path of its own include/ into the binary); the marker file,
 # written last, keeps an interrupted build from being taken for a finished one.
