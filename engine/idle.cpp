@@ -36,28 +36,17 @@ namespace {
 // What the idle loop does after handling a notification or a sleep.
 enum class Next { RUN, LOOK, LOOK_FROM_WORKING, EXIT };
 
-// The engine's own plain store-release of transition from->to: out of a state no notifier
-// writes (WORKING, NOTIFIED), or with its own wake lock held. The pair is checked against the
-// table at compile time, and that the engine is really in `from` in the debug build.
+// The engine's own state store and CAS (sleep.hpp), traced.
 template <State from, State to>
 void engine_store(SleepSync &s) {
-  static_assert(is_transition(from, to), "not a transition of kTransitions");
-  MR_DASSERT(s.state.load(std::memory_order_relaxed) == from,
-             "an engine left a state it was not in");
-  s.state.store(to, std::memory_order_release);
+  store_own_state<from, to>(s);
   trace::on_state(t_engine, to);
 }
 
-// The engine's own CAS from->to (it must not overwrite a notifier's BUSY or NOTIFIED): acq_rel;
-// on failure acquire, pairing with the notifier's store, and *seen holds the state found.
 template <State from, State to>
 bool engine_cas(SleepSync &s, State *seen) {
-  static_assert(is_transition(from, to), "not a transition of kTransitions");
-  State expected = from;
-  bool ok = s.state.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
-                                            std::memory_order_acquire);
+  bool ok = cas_own_state<from, to>(s, seen);
   if (ok) trace::on_state(t_engine, to);
-  *seen = expected;
   return ok;
 }
 
@@ -305,9 +294,7 @@ Next handle_notification(Engine *e, Context **run) {
       return Next::RUN;
     case Action::CONTEXT_ADVICE:
       engine_store<State::NOTIFIED, State::IDLE>(s);
-      // seq_cst fence: proof P3, as after working->idle: a poster that queued a bound context
-      // and saw us NOTIFIED dropped its advice, so the queue look that follows must see it.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      advice_fence();  // proof P3, as after working->idle
       stop_searching(e);
       return Next::LOOK;
     case Action::WORKSTEAL_ADVICE:
@@ -394,8 +381,7 @@ Next fall_asleep(Engine *e) {
     note(e, Event::spurious_wakeups);
     e->search.woken_for_work = false;
   }
-  // seq_cst fence: proofs P1, P2, P3, P4 (announce sleep, then the last look).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  sleep_fence();  // proofs P1, P2, P3, P4 (announce sleep, then the last look)
   if ((g_rt->shutdown.load(std::memory_order_relaxed) || work_visible(e)) && leave_sleeping(e))
     return Next::LOOK_FROM_WORKING;
   return wait_for_wake(e);  // asleep, or a notifier won: consume its post
@@ -415,8 +401,7 @@ Context *find_work(Engine *e) {
   for (;;) {
     if (!asleep) {
       engine_store<State::WORKING, State::IDLE>(s);
-      // seq_cst fence: proof P3 (a bound context queued while we were WORKING) and P4.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      idle_fence();  // proofs P3 (a bound context queued while we were WORKING) and P4
     }
     asleep = false;
     bool leaving = false;  // SHUTDOWN received or the shutdown flag seen

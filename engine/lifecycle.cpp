@@ -112,9 +112,7 @@ void retire_lazy_engines() {
 // (P4), the lazy engines that never started, then join the threads that did.
 void stop_engine_threads() {
   set_inline_forks(SlowReason::SHUTDOWN, true);  // MR_shutdown_now: a join suspends
-  // seq_cst store + fence: proof P4 (the flag, then each engine's state).
-  g_rt->shutdown.store(true, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  raise_shutdown(g_rt->shutdown);                // proof P4 (the flag, then each engine's state)
   retire_lazy_engines();
   notify_shutdown();
   for (int i = 1; i < g_rt->n; i++) {

@@ -42,19 +42,21 @@ const char *action_name(Action a) {
 
 std::uint64_t Census::add_searcher() {
   // seq_cst RMW: an engine that starts searching is seen by posters (proof P1).
-  return word_.fetch_add(kSearchOne, std::memory_order_seq_cst);
+  return word_.fetch_add(kSearchOne, MR_WEAK_MUTANT(SEARCHER_RMW, std::memory_order_seq_cst));
 }
 
 std::uint64_t Census::remove_searcher() {
   // seq_cst RMW: proof P2 (the last searcher's release and a poster's check).
-  std::uint64_t old = word_.fetch_sub(kSearchOne, std::memory_order_seq_cst);
+  std::uint64_t old =
+      word_.fetch_sub(kSearchOne, MR_WEAK_MUTANT(UNSEARCH_RMW, std::memory_order_seq_cst));
   MR_CHECK(searching(old) != 0, "census: searching count underflow");
   return old;
 }
 
 std::uint64_t Census::searcher_to_sleeper() {
   // seq_cst RMW: proof P1, the sleeper's announcement.
-  std::uint64_t old = word_.fetch_add(kSleepOne - kSearchOne, std::memory_order_seq_cst);
+  std::uint64_t old = word_.fetch_add(kSleepOne - kSearchOne,
+                                      MR_WEAK_MUTANT(SLEEPER_RMW, std::memory_order_seq_cst));
   MR_CHECK(searching(old) != 0, "census: sleeper held no searching unit");
   return old;
 }
@@ -100,7 +102,7 @@ Sent try_wake_engine(SleepSync &s, Census &census, Action a, void *data) {
   s.data = data;
   census.remove_sleeper();
   // store-release: pairs with the engine's acquire load that sees NOTIFIED; publishes action/data.
-  s.state.store(State::NOTIFIED, std::memory_order_release);
+  s.state.store(State::NOTIFIED, MR_WEAK_MUTANT(WAKE_NOTIFIED, std::memory_order_release));
   pthread_mutex_unlock(&s.wake_lock);
   unpark_engine(s.park, &s.sem, s.id);
   return Sent::DELIVERED;
@@ -135,7 +137,7 @@ Sent try_notify_engine(SleepSync &s, Census &census, Action a, void *data) {
         s.action = a;
         s.data = data;
         // store-release: publishes action/data to the engine's acquire load of NOTIFIED.
-        s.state.store(State::NOTIFIED, std::memory_order_release);
+        s.state.store(State::NOTIFIED, MR_WEAK_MUTANT(NOTIFY_NOTIFIED, std::memory_order_release));
         pthread_mutex_unlock(&s.wake_lock);
         return Sent::DELIVERED;
       }

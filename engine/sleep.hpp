@@ -31,7 +31,9 @@
 #include <atomic>
 #include <cstdint>
 
+#include "fatal.hpp"
 #include "mrengine.h"
+#include "mutant.hpp"
 #include "park.hpp"
 
 namespace mr::engine {
@@ -126,6 +128,12 @@ class Census {
 
   static std::uint32_t searching(std::uint64_t w) { return static_cast<std::uint32_t>(w); }
   static std::uint32_t sleeping(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
+  // The post-work check (proof P1) on the word loaded after the poster's fence: nobody to wake
+  // (no engine sleeps, or one searches)? If not, the poster claims a unit and wakes a sleeper.
+  // Expected true: it is on the path of every spark.
+  static bool nobody_to_wake(std::uint64_t w) {
+    return __builtin_expect(sleeping(w) == 0 || searching(w) != 0, 1);
+  }
 
   // relaxed: callers order it with their own seq_cst fence (proofs P1, P2).
   std::uint64_t load() const { return word_.load(std::memory_order_relaxed); }
@@ -171,6 +179,73 @@ struct SleepSync {
   SleepSync(const SleepSync &) = delete;
   SleepSync &operator=(const SleepSync &) = delete;
 };
+
+// ---- The protocol's own steps -----------------------------------------------------------------
+// The state stores and the seq_cst fences of doc/design.md's proofs, written once: the engine
+// (idle.cpp, wake.*) and the weak-memory harnesses of tests/weak run these same functions.
+
+// The engine's own plain store-release of transition from->to: out of a state no notifier
+// writes (WORKING, NOTIFIED), or with its own wake lock held. The pair is checked against the
+// table at compile time, and that the engine is really in `from` in the debug build.
+template <State from, State to>
+void store_own_state(SleepSync &s) {
+  static_assert(is_transition(from, to), "not a transition of kTransitions");
+  MR_DASSERT(s.state.load(std::memory_order_relaxed) == from,
+             "an engine left a state it was not in");
+  s.state.store(to, MR_WEAK_MUTANT(OWN_STORE, std::memory_order_release));
+}
+
+// The engine's own CAS from->to (it must not overwrite a notifier's BUSY or NOTIFIED): acq_rel;
+// on failure acquire, pairing with the notifier's store, and *seen holds the state found.
+template <State from, State to>
+bool cas_own_state(SleepSync &s, State *seen) {
+  static_assert(is_transition(from, to), "not a transition of kTransitions");
+  State expected = from;
+  bool ok = s.state.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
+                                            std::memory_order_acquire);
+  *seen = expected;
+  return ok;
+}
+
+// seq_cst fence: proof P1, the poster's (publish the work, then read the census).
+inline void post_work_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(POST_FENCE, std::memory_order_seq_cst));
+}
+
+// seq_cst fence: proofs P1, P2, P3, P4, the sleeper's (announce sleep, then the last look).
+inline void sleep_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(SLEEP_FENCE, std::memory_order_seq_cst));
+}
+
+// seq_cst fence: proofs P3 and P4, after the engine's store of IDLE out of WORKING (a bound
+// context queued while it was WORKING, the shutdown flag), then its look at its queue.
+inline void idle_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(IDLE_FENCE, std::memory_order_seq_cst));
+}
+
+// seq_cst fence: proof P3, after the engine's store of IDLE out of NOTIFIED with CONTEXT_ADVICE:
+// a poster that queued a bound context and saw it NOTIFIED dropped its advice, so the queue look
+// that follows must see the context.
+inline void advice_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(ADVICE_FENCE, std::memory_order_seq_cst));
+}
+
+// seq_cst fence: proof P3, the poster's (queue the context, then read the target's state).
+inline void bound_post_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(BOUND_FENCE, std::memory_order_seq_cst));
+}
+
+// Proof P4, MR_shutdown's side: a seq_cst store of the shutdown flag, then a seq_cst fence, then
+// (the caller) SHUTDOWN to every other engine, whose state it reads.
+inline void raise_shutdown(std::atomic<bool> &flag) {
+  flag.store(true, MR_WEAK_MUTANT(SHUTDOWN_STORE, std::memory_order_seq_cst));
+  std::atomic_thread_fence(MR_WEAK_MUTANT(SHUTDOWN_FENCE, std::memory_order_seq_cst));
+}
+
+// seq_cst fence: proof P2 (the last searcher's release vs a poster that saw it searching).
+inline void last_searcher_fence() {
+  std::atomic_thread_fence(MR_WEAK_MUTANT(SEARCHER_FENCE, std::memory_order_seq_cst));
+}
 
 // Outcome of a notification attempt.
 enum class Sent { DELIVERED, DROPPED, REFUSED, LATCHED, RETRY };

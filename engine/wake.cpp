@@ -95,8 +95,7 @@ void give_back_unit(int origin) {
   for (;;) {
     std::uint64_t old = g_rt->census.remove_searcher();
     if (Census::searching(old) != 1 || Census::sleeping(old) == 0) return;
-    // seq_cst fence: proof P2 (the last searcher's release vs a poster that saw it searching).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    last_searcher_fence();  // proof P2
     if (!work_visible(nullptr)) return;
     if (!g_rt->census.try_claim_searcher()) return;  // someone else searches or nobody sleeps
     if (wake_one_with_unit(origin)) return;
@@ -163,8 +162,7 @@ void enqueue(Context *c) {
     return;
   }
   t->bound.push(c);
-  // seq_cst fence: proof P3 (queue the context, then read the target's state).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  bound_post_fence();  // proof P3 (queue the context, then read the target's state)
   // Advice until the target is seen in a state that will re-check its queue by itself.
   Sent r = notify_engine(t, Action::CONTEXT_ADVICE, nullptr);
   if (self)

@@ -39,10 +39,9 @@ void wake_for_work(int origin);
 // not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
 // thread. Inline: it is on the path of every spark.
 inline void work_posted(int origin) {
-  // seq_cst fence: proof P1 (publish the work, then read the census).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  post_work_fence();  // proof P1 (publish the work, then read the census)
   std::uint64_t w = g_rt->census.load();
-  if (__builtin_expect(Census::sleeping(w) == 0 || Census::searching(w) != 0, 1)) return;
+  if (Census::nobody_to_wake(w)) return;
   wake_for_work(origin);
 }
 

@@ -38,7 +38,7 @@ WsDeque::Array *WsDeque::grow(Array *a, std::int64_t t, std::int64_t b) {
   for (std::int64_t i = t; i < b; i++) n->put(i, a->get(i));
   n->retired = a;  // kept until ~WsDeque: a thief may still be reading a
   // store-release: a thief that loads the new array (acquire) sees the copied slots.
-  array_.store(n, std::memory_order_release);
+  array_.store(n, MR_WEAK_MUTANT(GROW_ARRAY, std::memory_order_release));
   return n;
 }
 

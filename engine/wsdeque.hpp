@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "fatal.hpp"
+#include "mutant.hpp"
 #include "task.hpp"
 
 namespace mr::engine {
@@ -32,8 +33,9 @@ class WsDeque {
   // Called only by the owning engine.
   void push(const Task &t) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);  // owner's own field
-    std::int64_t t0 = top_.load(std::memory_order_acquire);    // pairs with a thief's CAS
-    Array *a = array_.load(std::memory_order_relaxed);         // only the owner stores it
+    // acquire: pairs with a thief's CAS.
+    std::int64_t t0 = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
+    Array *a = array_.load(std::memory_order_relaxed);  // only the owner stores it
     MR_DASSERT(b >= t0, "deque: top passed bottom outside a pop");
     if (__builtin_expect(b - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, b);
     a->put(b, t);
@@ -41,7 +43,7 @@ class WsDeque {
     // spark's environment) are visible to a thief that reads the new bottom with acquire (the
     // acquire load of bottom_ in steal()). A plain store on x86; and unlike a release fence
     // followed by a relaxed store, ThreadSanitizer sees the pairing.
-    bottom_.store(b + 1, std::memory_order_release);
+    bottom_.store(b + 1, MR_WEAK_MUTANT(PUSH_BOTTOM, std::memory_order_release));
   }
 
   // Called only by the owning engine. Returns false if the deque was empty or the last spark
@@ -52,7 +54,7 @@ class WsDeque {
     bottom_.store(b, std::memory_order_relaxed);
     // seq_cst fence: proof D1 in doc/design.md (the owner's bottom store and a thief's top load
     // must not both miss each other for the last element).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::atomic_thread_fence(MR_WEAK_MUTANT(POP_FENCE, std::memory_order_seq_cst));
     std::int64_t t = top_.load(std::memory_order_relaxed);
     MR_DASSERT(t <= b + 1, "deque: top more than one past the popped bottom");
     if (t > b) {  // empty
@@ -62,8 +64,8 @@ class WsDeque {
     out = a->get(b);
     if (t == b) {  // the last element: race the thieves for it
       // CAS seq_cst on success (part of proof D1), relaxed on failure.
-      bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                              std::memory_order_relaxed);
+      bool won = top_.compare_exchange_strong(
+          t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst), std::memory_order_relaxed);
       bottom_.store(b + 1, std::memory_order_relaxed);
       return won;
     }
@@ -83,16 +85,19 @@ class WsDeque {
 
   // Any thread but the owner.
   Steal steal(Task &out) {
-    std::int64_t t = top_.load(std::memory_order_acquire);  // pairs with other thieves' CAS
+    // acquire: pairs with other thieves' CAS.
+    std::int64_t t = top_.load(MR_WEAK_MUTANT(STEAL_TOP, std::memory_order_acquire));
     // seq_cst fence: proof D1 in doc/design.md.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t b = bottom_.load(std::memory_order_acquire);  // pairs with push's store-release
+    std::atomic_thread_fence(MR_WEAK_MUTANT(STEAL_FENCE, std::memory_order_seq_cst));
+    // acquire: pairs with push's store-release.
+    std::int64_t b = bottom_.load(MR_WEAK_MUTANT(STEAL_BOTTOM, std::memory_order_acquire));
     if (t >= b) return Steal::EMPTY;
     // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
-    Array *a = array_.load(std::memory_order_acquire);
+    Array *a = array_.load(MR_WEAK_MUTANT(STEAL_ARRAY, std::memory_order_acquire));
     Task x = a->get(t);
     // CAS seq_cst on success (proof D1), relaxed on failure.
-    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+    if (!top_.compare_exchange_strong(t, t + 1,
+                                      MR_WEAK_MUTANT(STEAL_CAS, std::memory_order_seq_cst),
                                       std::memory_order_relaxed))
       return Steal::ABORT;
     out = x;

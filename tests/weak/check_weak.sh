@@ -1,0 +1,146 @@
+#!/bin/sh
+# check_weak.sh: model-check the engine's own atomics under the C++ memory model with GenMC
+# (RC11 and IMM): every harness of tests/weak must verify, and every mutant (one order of a
+# proof weakened, engine/mutant.hpp) must be caught (GenMC's exit code 42). One line per run;
+# fails on any other outcome. Run by `make check-weak`; builds GenMC first (genmc-build.sh) and
+# exits 77 when it cannot (no tarball, no LLVM 15).
+#   top_srcdir, top_builddir  the tree and its build (the generated headers)
+set -eu
+top=${top_srcdir:-$(dirname "$0")/../..}
+build=${top_builddir:-$top}
+rc=0
+genmc=$(top_srcdir=$top "$top/tests/weak/genmc-build.sh") || rc=$?
+[ $rc -eq 0 ] || exit $rc
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+llvm=${MR_GENMC_LLVM:-/usr/lib/llvm-15}
+gdir=$(dirname "$genmc")
+
+# compile FILE DEFINES...: FILE to LLVM IR as genmc would compile it (its flags, its headers),
+# with two changes GenMC 0.11 needs: SROA (the engine copies a Task through a reference, a
+# memcpy that GenMC cannot split otherwise) and the overflow test of new[] as a plain multiply
+# (GenMC has no llvm.umul.with.overflow). Writes $work/in.ll.
+compile() {
+  file=$1; shift
+  "$llvm/bin/clang" -fno-discard-value-names -Xclang -disable-O0-optnone -g -std=c++20 \
+    -Xclang -no-opaque-pointers -Wno-invalid-noreturn -I"$top" -I"$top/include" -I"$build" \
+    -I"$build/include" -I"$top/tests/weak" -I"$gdir/include" -DMR_NO_INLINE_FORKS "$@" \
+    -S -emit-llvm -o "$work/raw.ll" "$top/tests/weak/$file" &&
+  "$llvm/bin/opt" -opaque-pointers=0 -S -passes=sroa "$work/raw.ll" -o "$work/sroa.ll" || return 1
+  sed -e '/^declare .*@llvm\.umul\.with\.overflow\.i64/d' \
+      -e 's/@llvm\.umul\.with\.overflow\.i64/@mr.weak.umul/g' "$work/sroa.ll" >"$work/in.ll"
+  cat >>"$work/in.ll" <<'EOF'
+define internal { i64, i1 } @mr.weak.umul(i64 %a, i64 %b) {
+  %p = mul i64 %a, %b
+  %r = insertvalue { i64, i1 } undef, i64 %p, 0
+  %s = insertvalue { i64, i1 } %r, i1 false, 1
+  ret { i64, i1 } %s
+}
+EOF
+}
+
+# run EXPECT FILE DEFINES...: FILE under RC11 and IMM; EXPECT is "pass" (GenMC's exit code 0),
+# "caught" (42: an assertion, a race), or "rc11-passes" (a mutant that only IMM can show: 0 under
+# RC11, 42 under IMM). A mutant is MUTANT=SITE among the DEFINES; UNROLL=N bounds the loops (an
+# execution past the bound is blocked, not explored further).
+status=0
+run() {
+  expect=$1 file=$2; shift 2
+  defs="" opts=""
+  for d in "$@"; do
+    # The quotes of MUTANT are the macro's: its value is a string literal.
+    # shellcheck disable=SC2089
+    case $d in
+      MUTANT=*) defs="$defs -DMR_WEAK_MUTANT_SITE=\"${d#MUTANT=}\"" ;;
+      UNROLL=*) opts="--unroll=${d#UNROLL=}" ;;
+      *) defs="$defs -D$d" ;;
+    esac
+  done
+  for model in rc11 imm; do
+    want=0
+    case $expect/$model in caught/* | rc11-passes/imm) want=42 ;; esac
+    code=0
+    # shellcheck disable=SC2086,SC2090
+    if compile "$file" $defs >"$work/out" 2>&1; then
+      # shellcheck disable=SC2086
+      "$genmc" --$model --disable-estimation --disable-warn-on-unfreed-memory $opts \
+        --input-from-bitcode-file "$work/in.ll" >"$work/out" 2>&1 || code=$?
+    else
+      code=compile
+    fi
+    execs=$(sed -n 's/^Number of complete executions explored: *//p' "$work/out" | tail -n1)
+    secs=$(sed -n 's/^Total wall-clock time: *//p' "$work/out" | tail -n1)
+    why=$(grep -m1 -E '^(Assertion violation|Error):' "$work/out" || :)
+    line=$(printf '%-9s %-4s %-52s exit %s, %s executions, %s %s' "$file" "$model" "$*" \
+      "$code" "${execs:-?}" "${secs:-?}" "$why")
+    if [ "$code" = "$want" ]; then
+      echo "ok    $line"
+    else
+      echo "FAIL  $line (expected exit $want)"; tail -40 "$work/out"; status=1
+    fi
+  done
+}
+
+# The deque (D1): the last element raced by the owner's pop and the thieves.
+run pass deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=1 STEALS=2
+run pass deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=2 STEALS=1
+run pass deque.cpp SCENARIO_LAST ITEMS=3 THIEVES=2 STEALS=2
+for m in POP_FENCE STEAL_FENCE; do
+  run caught deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=1 STEALS=2 MUTANT=$m
+  run caught deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=2 STEALS=1 MUTANT=$m
+done
+# Publication: steals while the owner pushes, and while a push grows the array (a deque of 2).
+run pass deque.cpp SCENARIO_PUBLISH ITEMS=2 THIEVES=1 STEALS=2
+run pass deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1
+for m in PUSH_BOTTOM STEAL_BOTTOM; do
+  run caught deque.cpp SCENARIO_PUBLISH ITEMS=2 THIEVES=1 STEALS=2 MUTANT=$m
+done
+for m in GROW_ARRAY STEAL_ARRAY; do
+  run caught deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=1 LOG_CAPACITY=1 MUTANT=$m
+done
+# The steal's CAS releases its read of the slot before the owner reuses it (load buffering,
+# which RC11 rules out by definition and IMM does not).
+run rc11-passes deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1 \
+  MUTANT=STEAL_CAS
+# Orders that neither model needs here (doc/design.md section 18 says why): the mutant passes.
+for m in POP_CAS PUSH_TOP STEAL_TOP; do
+  run pass deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=2 STEALS=1 MUTANT=$m
+  run pass deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1 MUTANT=$m
+done
+# The defect of doc/design.md, D1: push, pop and steal at once, a thief that reads bottom from
+# pop's relaxed store takes a spark whose words it may not see.
+run caught deque.cpp SCENARIO_RACE ITEMS=2 THIEVES=1 STEALS=2
+
+# The sleep protocol (P1, P2, P3): a spark, an injected spark, the last searcher, a bound
+# context. The mutants that pass are orders these proofs do not need (doc/design.md section 18).
+for sc in SPARK INJECT; do
+  run pass sleep.cpp SCENARIO_$sc
+  for m in POST_FENCE SLEEP_FENCE WAKE_NOTIFIED; do
+    run caught sleep.cpp SCENARIO_$sc MUTANT=$m
+  done
+done
+run pass sleep.cpp SCENARIO_SEARCHER
+for m in SEARCHER_FENCE POST_FENCE; do run caught sleep.cpp SCENARIO_SEARCHER MUTANT=$m; done
+run pass sleep.cpp SCENARIO_SPARK MUTANT=SLEEPER_RMW
+run pass sleep.cpp SCENARIO_SEARCHER MUTANT=UNSEARCH_RMW
+run pass sleep.cpp SCENARIO_BOUND
+for m in BOUND_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
+  run caught sleep.cpp SCENARIO_BOUND MUTANT=$m
+done
+for m in IDLE_FENCE ADVICE_FENCE OWN_STORE; do run pass sleep.cpp SCENARIO_BOUND MUTANT=$m; done
+# Shutdown (P4): the flag, the fence and SHUTDOWN against an engine going to sleep.
+run pass sleep.cpp SCENARIO_SHUTDOWN
+for m in SHUTDOWN_FENCE NOTIFY_NOTIFIED WAKE_NOTIFIED; do
+  run caught sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
+done
+for m in SHUTDOWN_STORE IDLE_FENCE SLEEP_FENCE; do
+  run pass sleep.cpp SCENARIO_SHUTDOWN MUTANT=$m
+done
+# Futures (section 11): the state word's protocol; a waiter waits out kSignalling in a loop.
+run pass future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3
+run pass future.cpp SIGNALLERS=2 WAITERS=1 UNROLL=3
+for m in FUTURE_WAIT_LOAD FUTURE_WAITER_CAS FUTURE_SIGNAL_CAS FUTURE_SIGNALLED FUTURE_SETTLED; do
+  run caught future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3 MUTANT=$m
+done
+exit $status

@@ -1,0 +1,93 @@
+// deque.cpp: the work-stealing deque (engine/wsdeque.*, proof D1 of doc/design.md) under GenMC.
+// The owner pushes ITEMS sparks and THIEVES threads steal STEALS times each; every spark must be
+// taken exactly once, with the three words the owner pushed. Scenarios:
+//   SCENARIO_LAST   the owner pops until its deque is empty while the thieves steal, which start
+//                   once every push is done (D1: the last element, the fences and the CASes);
+//   SCENARIO_PUBLISH  the thieves steal while the owner pushes, and the owner pops only after
+//                   they are done (the push's release of bottom, the steal's acquire); with
+//                   LOG_CAPACITY=1 (a deque of 2) the third push grows the array under them;
+//   SCENARIO_RACE   push, pop and steal all at once (the defect of doc/design.md, D1: a thief
+//                   that reads bottom from pop's relaxed store is not ordered after the push).
+#ifndef SCENARIO_PUBLISH
+#ifndef SCENARIO_RACE
+#define SCENARIO_LAST
+#endif
+#endif
+#include "harness.hpp"
+
+#include "engine/wsdeque.cpp"
+
+#ifndef ITEMS
+#define ITEMS 2
+#endif
+#ifndef THIEVES
+#define THIEVES 1
+#endif
+#ifndef STEALS
+#define STEALS 1
+#endif
+#ifndef LOG_CAPACITY
+#define LOG_CAPACITY 3
+#endif
+
+using mr::engine::Join;
+using mr::engine::Task;
+using mr::engine::WsDeque;
+
+namespace {
+
+WsDeque *deque;
+std::atomic<int> taken[ITEMS + 1];
+Join joins[ITEMS + 1];
+
+void fn(void *) {}
+
+// The spark numbered i (1..ITEMS): each of its three words says i.
+Task spark(int i) { return Task{fn, reinterpret_cast<void *>(std::intptr_t{i}), &joins[i]}; }
+
+void take(const Task &t) {
+  std::intptr_t i = reinterpret_cast<std::intptr_t>(t.env);
+  assert(i >= 1 && i <= ITEMS && t.fn == fn && t.join == &joins[i]);
+  taken[i].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::atomic<bool> pushed;  // SCENARIO_LAST: the thieves start after the pushes
+
+void *owner(void *) {
+  for (int i = 1; i <= ITEMS; i++) deque->push(spark(i));
+  pushed.store(true, std::memory_order_release);
+#ifndef SCENARIO_PUBLISH
+  Task t;
+  while (deque->pop(t)) take(t);
+#endif
+  return nullptr;
+}
+
+void *thief(void *) {
+#ifdef SCENARIO_LAST
+  while (!pushed.load(std::memory_order_acquire)) {}
+#endif
+  for (int k = 0; k < STEALS; k++) {
+    Task t;
+    if (deque->steal(t) == WsDeque::Steal::TAKEN) take(t);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int main() {
+  deque = new WsDeque(LOG_CAPACITY);
+  pthread_t o, th[THIEVES];
+  pthread_create(&o, nullptr, owner, nullptr);
+  for (pthread_t &x : th) pthread_create(&x, nullptr, thief, nullptr);
+  pthread_join(o, nullptr);
+  for (pthread_t &x : th) pthread_join(x, nullptr);
+#ifdef SCENARIO_PUBLISH
+  Task t;
+  while (deque->pop(t)) take(t);
+#endif
+  // The owner popped until it found the deque empty: every spark was taken, and only once.
+  for (int i = 1; i <= ITEMS; i++) assert(taken[i].load(std::memory_order_relaxed) == 1);
+  return 0;
+}
