@@ -51,7 +51,10 @@ class WsDeque {
   bool pop(Task &out) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // owner's own field
     Array *a = array_.load(std::memory_order_relaxed);             // only the owner stores it
-    bottom_.store(b, std::memory_order_relaxed);
+    // store-release: a thief that reads this bottom with acquire sees the pushes of the slots
+    // below it (C++20's release sequences no longer hold a thread's later plain stores, so the
+    // pushes' own releases do not reach such a thief: proof D1). A plain store on x86.
+    bottom_.store(b, MR_WEAK_MUTANT(POP_BOTTOM, std::memory_order_release));
     // seq_cst fence: proof D1 in doc/design.md (the owner's bottom store and a thief's top load
     // must not both miss each other for the last element).
     std::atomic_thread_fence(MR_WEAK_MUTANT(POP_FENCE, std::memory_order_seq_cst));

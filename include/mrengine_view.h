@@ -207,7 +207,8 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
      * spark of another conjunction stays where it is. */
     if ((long)(b - AO_load(top)) < 0 || (MR_SyncTerm *)AO_load(&s->st) != st) break;
-    AO_store(bottom, b);
+    /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
+    AO_store_release(bottom, b);
     /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
      * miss each other for the last spark). */
     AO_nop_full();

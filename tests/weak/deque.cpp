@@ -6,8 +6,8 @@
 //   SCENARIO_PUBLISH  the thieves steal while the owner pushes, and the owner pops only after
 //                   they are done (the push's release of bottom, the steal's acquire); with
 //                   LOG_CAPACITY=1 (a deque of 2) the third push grows the array under them;
-//   SCENARIO_RACE   push, pop and steal all at once (the defect of doc/design.md, D1: a thief
-//                   that reads bottom from pop's relaxed store is not ordered after the push).
+//   SCENARIO_RACE   push, pop and steal all at once (doc/design.md, D1: a thief that reads
+//                   bottom from pop's store is ordered after the pushes by that store's release).
 #ifndef SCENARIO_PUBLISH
 #ifndef SCENARIO_RACE
 #define SCENARIO_LAST
