@@ -5,12 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 
 #include "fatal.hpp"
@@ -37,6 +39,22 @@ struct FdWaiter {
 };
 
 constexpr int kBatch = 64;
+
+// epoll_pwait2 (Linux 5.11) takes the time-out in nanoseconds. An older kernel, or qemu-user
+// (which does not emulate it), answers ENOSYS: from then on the wait is epoll_wait's, with the
+// time-out in milliseconds rounded up, so that a deadline is never met early.
+int epoll_wait_ns(int ep, epoll_event *ev, int n, const struct timespec *tp) {
+  // relaxed: a cache of the kernel's answer, which every thread would find out for itself.
+  static std::atomic<bool> no_pwait2{false};
+  if (!no_pwait2.load(std::memory_order_relaxed)) {
+    int r = epoll_pwait2(ep, ev, n, tp, nullptr);
+    if (r >= 0 || errno != ENOSYS) return r;
+    no_pwait2.store(true, std::memory_order_relaxed);
+  }
+  if (tp == nullptr) return epoll_wait(ep, ev, n, -1);
+  std::int64_t ms = static_cast<std::int64_t>(tp->tv_sec) * 1000 + (tp->tv_nsec + 999999) / 1000000;
+  return epoll_wait(ep, ev, n, static_cast<int>(std::min<std::int64_t>(ms, INT_MAX)));
+}
 
 // A waiter's descriptor is ready: resume its context unless the time-out won. Called only by
 // the engine the context waits on (its park, or io_idle).
@@ -87,7 +105,7 @@ int epoll_park(void *ctx, int engine, std::uint64_t deadline) {
     tp = &rel;
   }
   epoll_event ev[kBatch];
-  int n = epoll_pwait2(io->epfd, ev, kBatch, tp, nullptr);
+  int n = epoll_wait_ns(io->epfd, ev, kBatch, tp);
   if (n < 0) return errno == EINTR ? 0 : MR_EBADF;
   dispatch(io, ev, n);
   return 0;
@@ -146,7 +164,7 @@ int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
       tp = &rel;
     }
     // A signal handler's interruption restarts the whole time-out: the caller asked for no less.
-    while ((n = epoll_pwait2(ep, &ev, 1, tp, nullptr)) < 0 && errno == EINTR) {}
+    while ((n = epoll_wait_ns(ep, &ev, 1, tp)) < 0 && errno == EINTR) {}
   }
   int err = n < 0 ? errno : 0;
   close(ep);

@@ -218,7 +218,7 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env);
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st);
 
 /* These three are also inline functions (the fast paths, in mrengine_view.h): with GCC or Clang
- * on x86-64, unless the client defines MR_NO_INLINE_FORKS, MR_sync_term_init(...),
+ * on x86-64 and arm64, unless the client defines MR_NO_INLINE_FORKS, MR_sync_term_init(...),
  * MR_fork_new_child(...) and MR_join_and_continue(...) expand to them, and call the functions
  * above only on their slow paths. The functions keep their names and behaviour (and their
  * addresses may be taken). */

@@ -97,7 +97,7 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
   }
 }
 
-/* ---- The inline fork and join (x86-64, GCC or Clang) ---------------------------------------- */
+/* ---- The inline fork and join (x86-64 and arm64, GCC or Clang) ----------------------------- */
 
 /* ThreadSanitizer does not model the fences the fast paths rely on (P1, D1): a client built with
  * it calls the functions, which run the same protocol. */
@@ -109,8 +109,9 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
 #endif
 #endif
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(MR_NO_INLINE_FORKS) && \
-    !defined(MR_TSAN_CLIENT_)
+#if defined(__GNUC__) && defined(__ELF__) &&                                \
+    (defined(__x86_64__) || (defined(__aarch64__) && defined(__LP64__))) && \
+    !defined(MR_NO_INLINE_FORKS) && !defined(MR_TSAN_CLIENT_)
 #define MR_INLINE_FORKS 1
 #define MR_FAST_INLINE_ static __inline__ __attribute__((always_inline))
 
@@ -118,17 +119,37 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
  * keep a thread-local's address across a call (the thread pointer is constant within a thread,
  * and __tls_get_addr is declared const); a context that suspended in that call may have resumed
  * on another engine's thread, and the kept address is then the old thread's. The volatile asm
- * with a memory clobber is neither hoisted, merged nor kept across a call. */
+ * with a memory clobber is neither hoisted, merged nor kept across a call, and it reads the
+ * thread pointer itself (%fs on x86-64, TPIDR_EL0 on arm64): the initial-exec offset of
+ * MR_engine_view_v3 from the GOT, then the word at thread pointer + offset. */
 MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   const MR_EngineView *v;
+#if defined(__x86_64__)
   __asm__ __volatile__(
       "movq MR_engine_view_v3@gottpoff(%%rip), %0\n\t"
       "movq %%fs:(%0), %0"
       : "=r"(v)
       :
       : "memory");
+#else
+  unsigned long tp;
+  __asm__ __volatile__(
+      "adrp %0, :gottprel:MR_engine_view_v3\n\t"
+      "ldr %0, [%0, #:gottprel_lo12:MR_engine_view_v3]\n\t"
+      "mrs %1, tpidr_el0\n\t"
+      "ldr %0, [%1, %0]"
+      : "=&r"(v), "=&r"(tp)
+      :
+      : "memory");
+#endif
   return v;
 }
+
+/* The fast paths' atomics are GCC's __atomic builtins (the C11 and C++ memory model, usable from
+ * C89) with the orders of engine/wsdeque.hpp and engine/wake.hpp, named as there: x86-TSO would
+ * hide a weaker one, arm64 does not (doc/design.md section 13). */
+#define MR_RELAXED_LOAD_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define MR_RELAXED_STORE_(p, x) __atomic_store_n((p), (x), __ATOMIC_RELAXED)
 
 /* The sync term's arrivals still expected, and its channel: the first two 32-bit words of st
  * (engine/task.hpp's Join). */
@@ -136,7 +157,7 @@ MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
 #define MR_ST_CHANNEL_(st) (MR_ST_COUNT_(st) + 1)
 
 /* Count one event in an owner-written counter: a load and a store, no RMW. */
-#define MR_BUMP_(p) AO_store((p), AO_load(p) + 1)
+#define MR_BUMP_(p) MR_RELAXED_STORE_((p), MR_RELAXED_LOAD_(p) + 1)
 
 MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjuncts) {
   if (conjuncts == 0) {
@@ -145,9 +166,9 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
   }
   {
     const MR_EngineView *v = MR_view_now_();
-    /* Plain stores: the spark push's store-release publishes them. */
-    AO_int_store(MR_ST_COUNT_(st), conjuncts);
-    AO_int_store(MR_ST_CHANNEL_(st), v == NULL ? 0u : (unsigned)AO_load(&v->channel));
+    /* relaxed: the spark push's store-release publishes them. */
+    MR_RELAXED_STORE_(MR_ST_COUNT_(st), conjuncts);
+    MR_RELAXED_STORE_(MR_ST_CHANNEL_(st), v == NULL ? 0u : (unsigned)MR_RELAXED_LOAD_(&v->channel));
     st->mr_private[1] = 0; /* no parent yet */
   }
 }
@@ -156,15 +177,16 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
  * orderings (doc/design.md, proofs D1 and P1). */
 MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
   const MR_EngineView *v = MR_view_now_();
-  if (v == NULL || AO_load(&v->slow) != 0 || AO_int_load(MR_ST_COUNT_(st)) <= 1) {
+  /* relaxed: slow is a hint (section 13); the count is read only to catch a misuse. */
+  if (v == NULL || MR_RELAXED_LOAD_(&v->slow) != 0 || MR_RELAXED_LOAD_(MR_ST_COUNT_(st)) <= 1) {
     MR_fork_new_child(st, fn, env); /* not an engine, tracing, shutting down, or a misuse */
     return;
   }
   {
     volatile AO_t *bottom = (volatile AO_t *)v->deque_bottom;
-    AO_t b = AO_load(bottom);               /* owner's own field */
-    AO_t t = AO_load_acquire(v->deque_top); /* pairs with a thief's CAS */
-    MR_SparkArray *a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner */
+    AO_t b = MR_RELAXED_LOAD_(bottom);                        /* owner's own field */
+    AO_t t = __atomic_load_n(v->deque_top, __ATOMIC_ACQUIRE); /* pairs with a thief's CAS */
+    MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array);      /* only the owner stores it */
     MR_SparkSlot *s;
     AO_t w;
     if ((long)(b - t) > (long)a->mask) { /* full: the library grows the array */
@@ -172,15 +194,17 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
       return;
     }
     s = &a->slots[b & a->mask];
-    AO_store(&s->fn, (AO_t)fn);
-    AO_store(&s->env, (AO_t)env);
-    AO_store(&s->st, (AO_t)st);
-    /* store-release: the slot and the spark's environment before the new bottom (D1). */
-    AO_store_release(bottom, b + 1);
+    /* relaxed: the store-release of bottom publishes them. */
+    MR_RELAXED_STORE_(&s->fn, (AO_t)fn);
+    MR_RELAXED_STORE_(&s->env, (AO_t)env);
+    MR_RELAXED_STORE_(&s->st, (AO_t)st);
+    /* store-release: the slot and the spark's environment before the new bottom, for a thief's
+     * acquire load of bottom (D1). */
+    __atomic_store_n(bottom, b + 1, __ATOMIC_RELEASE);
     MR_BUMP_(v->sparks_pushed);
     /* seq_cst fence: proof P1 (publish the spark, then read the census). */
-    AO_nop_full();
-    w = AO_load(v->census);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w = MR_RELAXED_LOAD_(v->census); /* relaxed: the fence orders it (P1) */
     if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
   }
 }
@@ -198,30 +222,33 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     AO_t b, t;
     MR_TaskFn fn;
     void *env;
-    if (v == NULL || AO_load(&v->slow) != 0) break;
+    if (v == NULL || MR_RELAXED_LOAD_(&v->slow) != 0) break;
     top = (volatile AO_t *)v->deque_top;
     bottom = (volatile AO_t *)v->deque_bottom;
-    b = AO_load(bottom) - 1;                                             /* owner's own field */
-    a = (MR_SparkArray *)AO_load((const volatile AO_t *)v->deque_array); /* owner-stored */
+    b = MR_RELAXED_LOAD_(bottom) - 1;     /* owner's own field */
+    a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
     s = &a->slots[b & a->mask];
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
-     * spark of another conjunction stays where it is. */
-    if ((long)(b - AO_load(top)) < 0 || (MR_SyncTerm *)AO_load(&s->st) != st) break;
+     * spark of another conjunction stays where it is. relaxed: a stale top only makes the deque
+     * look fuller (the pop below decides), and the slot is the owner's own store. */
+    if ((long)(b - MR_RELAXED_LOAD_(top)) < 0 || (MR_SyncTerm *)MR_RELAXED_LOAD_(&s->st) != st)
+      break;
     /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
-    AO_store_release(bottom, b);
+    __atomic_store_n(bottom, b, __ATOMIC_RELEASE);
     /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
      * miss each other for the last spark). */
-    AO_nop_full();
-    t = AO_load(top);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    t = MR_RELAXED_LOAD_(top);
     if ((long)(t - b) > 0) { /* a thief took it */
-      AO_store(bottom, b + 1);
+      MR_RELAXED_STORE_(bottom, b + 1);
       break;
     }
-    fn = (MR_TaskFn)AO_load(&s->fn);
-    env = (void *)AO_load(&s->env);
-    if (t == b) { /* the last spark: race the thieves for it (seq_cst CAS, D1) */
-      int won = AO_compare_and_swap_full(top, t, t + 1);
-      AO_store(bottom, b + 1);
+    fn = (MR_TaskFn)MR_RELAXED_LOAD_(&s->fn); /* the owner's own stores */
+    env = (void *)MR_RELAXED_LOAD_(&s->env);
+    if (t == b) { /* the last spark: race the thieves for it */
+      /* CAS seq_cst on success (part of proof D1), relaxed on failure. */
+      int won = __atomic_compare_exchange_n(top, &t, t + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+      MR_RELAXED_STORE_(bottom, b + 1);
       if (!won) break;
     }
     MR_BUMP_(v->sparks_run_local);
@@ -230,9 +257,9 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
   }
   /* acquire: pairs with the other branches' release arrivals (their results become visible).
    * If only the branches run here and the parent's own arrival are left, nobody else writes the
-   * counter: a plain store. */
-  if (AO_int_load_acquire(MR_ST_COUNT_(st)) == ran + 1) {
-    if (ran > 0) AO_int_store(MR_ST_COUNT_(st), 1);
+   * counter: a relaxed store. */
+  if (__atomic_load_n(MR_ST_COUNT_(st), __ATOMIC_ACQUIRE) == ran + 1) {
+    if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
     return;
   }
   /* Branches still running elsewhere (or stolen, or another conjunction's spark, or not an

@@ -65,7 +65,7 @@ START_TEST(test_frames_move_and_see_their_engine) {
 #ifndef MR_INLINE_FORKS
   printf(
       "check_inline: no inline fork and join in this build (MR_NO_INLINE_FORKS as check_calls,"
-      " ThreadSanitizer, or not x86-64): the calls are tested\n");
+      " ThreadSanitizer, or neither x86-64 nor arm64): the calls are tested\n");
 #endif
   mr_test_start(2, NULL);
   atomic_store(&joins, 0);

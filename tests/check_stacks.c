@@ -179,7 +179,8 @@ int main(void) {
 #ifndef MR_TEST_SANITIZER
   /* Not under the sanitizers: they reserve terabytes of shadow memory (an address-space limit
    * stops them) and map memory of their own as they go (out of mappings, they die). */
-  tcase_add_test(tc, test_enomem_not_abort);
+  mr_tcase_add_native_test(tc, test_enomem_not_abort,
+                           "qemu-user accepts setrlimit(RLIMIT_AS) and applies no limit");
   tcase_add_test(tc, test_out_of_mappings);
   tcase_add_test(tc, test_stacks_unmapped_at_the_limit);
 #endif

@@ -22,7 +22,9 @@ fi
 for run in "2" "3 --lazy-engines"; do
   set -- $run
   out=tests/trace-devtools.json
-  MRENGINE_OPTIONS="-P $* --trace=$out" ./examples/pipeline 3000 > /dev/null || exit 1
+  # ${MR_TEST_RUN:-}: the emulator of a cross build (empty natively).
+  MRENGINE_OPTIONS="-P $* --trace=$out" ${MR_TEST_RUN:-} ./examples/pipeline 3000 > /dev/null ||
+    exit 1
   NODE_PATH="$dir/node_modules" node "$src/tests/trace_devtools.js" "$out" "$1" || exit 1
   rm -f "$out"
 done

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "mrengine.h"
@@ -68,6 +69,24 @@ static inline void mr_test_start(int engines, const char *opts) {
 #define MR_TEST_SCALE(n) (n)
 #define MR_TEST_OWN_SIGNALS 1
 #endif
+
+/* Nonzero under an emulator: a cross build's make check runs every test through
+ * tests/emulate.sh, which sets MR_TEST_EMULATED=1 (qemu-user passes the environment on). */
+static inline int mr_test_emulated(void) {
+  const char *e = getenv("MR_TEST_EMULATED");
+  return e != NULL && strcmp(e, "1") == 0;
+}
+
+/* Add a test that cannot work under qemu-user to tc; under it, leave it out and say so and why
+ * (tests/README.md, "Cross builds", lists them). */
+#define mr_tcase_add_native_test(tc, test, why) mr_tcase_add_native_((tc), (test), #test, (why))
+static inline void mr_tcase_add_native_(TCase *tc, const TTest *test, const char *name,
+                                        const char *why) {
+  if (mr_test_emulated())
+    printf("SKIP under the emulator: %s: %s\n", name, why);
+  else
+    tcase_add_test(tc, test);
+}
 
 /* The threads of this process (/proc/self/task). */
 static inline int mr_test_count_threads(void) {

@@ -21,7 +21,8 @@
 # otherwise; 77 if the gcc source tarball is missing.
 # Environment: GCC_SOURCE_TARBALL (default /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz), CC (gcc),
 # FC (gfortran),
-# SUITE_CFLAGS (more compiler flags for every test, e.g. a sanitizer build's -fsanitize=...).
+# SUITE_CFLAGS (more compiler flags for every test, e.g. a sanitizer build's -fsanitize=...),
+# MR_TEST_RUN (the command that runs a test, e.g. tests/emulate.sh in a cross build).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -185,7 +186,8 @@ run_one() {
     local rc
     # shellcheck disable=SC2086
     { (cd "$dir" && env -u LD_LIBRARY_PATH ${libdir:+LD_LIBRARY_PATH=$libdir} $envs \
-       timeout -k 2 "$timeout_s" ./a.out) > "$dir/$r.out" 2> "$dir/$r.err" < /dev/null; } 2>/dev/null
+       timeout -k 2 "$timeout_s" ${MR_TEST_RUN:-} ./a.out) > "$dir/$r.out" 2> "$dir/$r.err" \
+       < /dev/null; } 2>/dev/null
     rc=$?
     local res reason=""
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
