@@ -6,7 +6,8 @@
 # OpenBLAS's OpenMP build (tests/gomp/apps_blas.c: a dgemm and a dgetrf, compiled here).
 # libmrgomp takes libgomp's place through the library path (doc/gomp.md), and the run checks
 # that the dynamic linker did pick it. Either program missing skips its half; both, the test
-# (77). A sanitizer build skips it too: the programs lack the sanitizer's runtime.
+# (77). A sanitizer build skips it too: the programs lack the sanitizer's runtime; and a cross
+# build, whose library the build machine's programs cannot load.
 builddir=$(pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 lib=$builddir/gomp/.libs
@@ -16,6 +17,10 @@ blas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 [ -r "$lib/libgomp.so.1" ] || { echo "check-apps: $lib/libgomp.so.1 not built"; exit 1; }
 if [ -n "${MR_SANITIZE_FLAGS:-}" ]; then
   echo "SKIP: a sanitizer build (the programs do not load the sanitizer's runtime)"
+  exit 77
+fi
+if [ -n "${MR_TEST_RUN:-}" ]; then
+  echo "SKIP: a cross build (the programs are the build machine's, not the build's)"
   exit 77
 fi
 mkdir -p "$work"

@@ -5,9 +5,12 @@
 # passes --suite fortran).
 here=$(cd "$(dirname "$0")" && pwd)
 MRENGINE_OPTIONS=; export MRENGINE_OPTIONS
-# A cross build compiles the tests with its compiler (aarch64-linux-gnu-gcc) and runs them under
-# its emulator ($MR_TEST_RUN, tests/emulate.sh).
-[ -n "${MR_TEST_RUN:-}" ] && { CC=$MR_TEST_CC; export CC; }
+# A cross build compiles the tests with its compilers (aarch64-linux-gnu-gcc, and the gfortran
+# of the same name) and runs them under its emulator ($MR_TEST_RUN, tests/emulate.sh).
+if [ -n "${MR_TEST_RUN:-}" ]; then
+  CC=$MR_TEST_CC FC=${MR_TEST_CC%gcc}gfortran
+  export CC FC
+fi
 # In a sanitizer build the tests are compiled with the sanitizer too: the library they load
 # needs its runtime (without it every test would stop at a missing symbol, counted unsupported).
 SUITE_CFLAGS=${MR_SANITIZE_FLAGS:-}; export SUITE_CFLAGS

@@ -162,19 +162,19 @@ run_one() {
   local tdir=$tests_root/$(dirname "$t")
   local srcs="$tests_root/$t"
   for s in $sources; do srcs="$srcs $tdir/$s"; done
-  # Compiled once, again when the test or its flags change. A Fortran test is compiled
-  # in its own directory, where it writes its modules (tests share module names).
+  # Compiled once, again when the test, its compiler or its flags change. A Fortran test is
+  # compiled in its own directory, where it writes its modules (tests share module names).
   local cdir=$tdir
   [ "$suite" = fortran ] && cdir=$dir
   if [ ! -x "$dir/a.out" ] || [ "$tests_root/$t" -nt "$dir/a.out" ] ||
-     [ "$(cat "$dir/cflags" 2>/dev/null)" != "$opts ${SUITE_CFLAGS:-}" ]; then
+     [ "$(cat "$dir/cflags" 2>/dev/null)" != "$CC $opts ${SUITE_CFLAGS:-}" ]; then
     # shellcheck disable=SC2086
     if ! (cd "$cdir" && timeout 120 "$CC" -fopenmp $opts ${SUITE_CFLAGS:-} -I"$tdir" -idirafter "$top/libgomp" \
           -idirafter "$top/include" $srcs -o "$dir/a.out" -lm) > "$dir/compile.log" 2>&1; then
       for r in $runtimes; do echo "$t $r skip does not compile here"; done
       return
     fi
-    printf '%s\n' "$opts ${SUITE_CFLAGS:-}" > "$dir/cflags"
+    printf '%s\n' "$CC $opts ${SUITE_CFLAGS:-}" > "$dir/cflags"
   fi
   for r in $runtimes; do
     local libdir=
