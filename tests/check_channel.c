@@ -283,8 +283,11 @@ START_TEST(test_highest_first_under_backlog) {
 }
 END_TEST
 
-/* Round-robin: two saturated levels each get half of the engines' time (within 20%) over 2 s,
- * by the channels' own time counters. */
+/* Round-robin: two saturated levels each get half of the engines' time over 2 s, by the
+ * channels' own time counters, within 35%: the counters are wall time, and on a loaded machine
+ * the OS takes an engine's processor away in the middle of one level's slice now and then (up to
+ * 25% apart was seen at load 8); highest-first, what the test tells round-robin from, gives the
+ * lower level nothing. */
 static void round_robin_shares(const char *opts) {
   mr_test_start(2, opts);
   int hi = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
@@ -298,7 +301,7 @@ static void round_robin_shares(const char *opts) {
   ck_assert_int_eq(MR_shutdown(), 0);
   ck_assert_int_eq(atomic_load(&backlog_alive), 0);
   uint64_t big = h > l ? h : l, small = h > l ? l : h;
-  ck_assert_msg(big > 0 && (double)(big - small) <= 0.2 * (double)big,
+  ck_assert_msg(big > 0 && (double)(big - small) <= 0.35 * (double)big,
                 "level 1 ran %llu ms, level 4 %llu ms", (unsigned long long)(h / 1000000),
                 (unsigned long long)(l / 1000000));
   /* Both engines were busy most of the 2 s (the time counters count real work). */
