@@ -61,8 +61,12 @@ void *allocate(size_t align, size_t size, uintptr_t handle) {
       } while (!a->used.compare_exchange_weak(used, used + size, std::memory_order_relaxed));
     }
     if (fits) {
-      size_t total = sizeof(Header) + alignment + size;
-      char *base = static_cast<char *>(malloc(total));
+      // A total that wraps around (a size near SIZE_MAX) would get a small block: such a
+      // request fails as malloc's would.
+      size_t total;
+      char *base = __builtin_add_overflow(sizeof(Header) + alignment, size, &total)
+                       ? nullptr
+                       : static_cast<char *>(malloc(total));
       if (base) {
         auto p =
             (reinterpret_cast<uintptr_t>(base) + sizeof(Header) + alignment - 1) & ~(alignment - 1);

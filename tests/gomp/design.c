@@ -127,6 +127,9 @@ static int test_alloc_traits(void) {
   if (omp_alloc(4000, a) != NULL) FAIL("the pool of 4096 bytes gave 1000 and then 4000");
   omp_free(p, a);
   omp_destroy_allocator(a);
+  /* A size whose total with the header wraps around is refused, not given a small block. */
+  if (omp_alloc(SIZE_MAX - 8, omp_default_mem_alloc) != NULL)
+    FAIL("omp_alloc(SIZE_MAX - 8) gave a block");
   return 0;
 }
 
