@@ -144,4 +144,14 @@ run pass future.cpp SIGNALLERS=2 WAITERS=1 UNROLL=3
 for m in FUTURE_WAIT_LOAD FUTURE_WAITER_CAS FUTURE_SIGNAL_CAS FUTURE_SIGNALLED FUTURE_SETTLED; do
   run caught future.cpp SIGNALLERS=1 WAITERS=2 UNROLL=3 MUTANT=$m
 done
+# The join hand-over (J1): branches arrive while the parent joins (and, inline, arrives for the
+# branch it ran itself); the last arrival resumes the parent.
+run pass join.cpp BRANCHES=2
+run pass join.cpp SCENARIO_INLINE BRANCHES=1
+for m in JOIN_ARRIVE JOIN_LOAD JOIN_SUSPEND; do run caught join.cpp BRANCHES=1 MUTANT=$m; done
+run caught join.cpp SCENARIO_INLINE BRANCHES=1 MUTANT=JOIN_INLINE
+# The hand-off slot (section 6): the owner fills it twice and takes it while a thief steals it.
+run pass runnext.cpp
+run pass runnext.cpp BOUND
+for m in RUNNEXT_FILL RUNNEXT_SWAP RUNNEXT_STEAL; do run caught runnext.cpp MUTANT=$m; done
 exit $status
