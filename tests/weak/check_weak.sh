@@ -123,6 +123,9 @@ for sc in SPARK INJECT; do
 done
 run pass sleep.cpp SCENARIO_SEARCHER
 for m in SEARCHER_FENCE POST_FENCE; do run caught sleep.cpp SCENARIO_SEARCHER MUTANT=$m; done
+# An engine starts searching (a relaxed unit) while the spark is pushed and another sleeps.
+run pass sleep.cpp SCENARIO_SEARCH
+for m in POST_FENCE SLEEP_FENCE; do run caught sleep.cpp SCENARIO_SEARCH MUTANT=$m; done
 run pass sleep.cpp SCENARIO_SPARK MUTANT=SLEEPER_RMW
 run pass sleep.cpp SCENARIO_SEARCHER MUTANT=UNSEARCH_RMW
 run pass sleep.cpp SCENARIO_BOUND
