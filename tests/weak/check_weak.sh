@@ -157,4 +157,16 @@ run caught join.cpp SCENARIO_INLINE BRANCHES=1 MUTANT=JOIN_INLINE
 run pass runnext.cpp
 run pass runnext.cpp BOUND
 for m in RUNNEXT_FILL RUNNEXT_SWAP RUNNEXT_STEAL; do run caught runnext.cpp MUTANT=$m; done
+# The inline fork and join of include/mrengine_view.h against a thief (D1, J1), and the fork's
+# post-work check against a sleeper (P1). VIEW_POP_CAS and VIEW_PUSH_TOP pass, as POP_CAS and
+# PUSH_TOP; the pop's release is needed where the sparks were pushed without a fence after them.
+run pass view.cpp BRANCHES=2
+for m in VIEW_PUSH_BOTTOM VIEW_POP_FENCE VIEW_JOIN_LOAD; do
+  run caught view.cpp BRANCHES=2 MUTANT=$m
+done
+for m in VIEW_POP_CAS VIEW_PUSH_TOP VIEW_POP_BOTTOM; do run pass view.cpp BRANCHES=2 MUTANT=$m; done
+run pass view.cpp SCENARIO_LIBRARY_PUSH
+run caught view.cpp SCENARIO_LIBRARY_PUSH MUTANT=VIEW_POP_BOTTOM
+run pass view.cpp SCENARIO_SLEEP
+run caught view.cpp SCENARIO_SLEEP MUTANT=VIEW_POST_FENCE
 exit $status
