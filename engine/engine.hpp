@@ -32,6 +32,7 @@
 #include "mrengine.h"
 #include "overflow.hpp"
 #include "params.hpp"
+#include "runnext.hpp"
 #include "runqueue.hpp"
 #include "sanitizer.hpp"
 #include "sleep.hpp"
@@ -141,10 +142,6 @@ struct Engine : Shared {
 // (lifecycle.cpp) and drains their caches at the end (cache.cpp): only while no thread owns it,
 // before its thread starts or after it has stopped, and by the thread body it is handed to.
 inline Engine *unowned(Shared *s) { return static_cast<Engine *>(s); }
-
-// runnext's tag: the context is bound to the slot's engine (thieves leave it; they can tell
-// without reading the context, which the owner may already have run and freed).
-constexpr std::uintptr_t kRunnextBound = 1;
 
 // The runtime of one MR_init: made by start(), freed by the shutdowns or by a start that fails
 // (lifecycle.cpp).
@@ -288,15 +285,6 @@ inline bool dropping(const Context *c) {
 inline bool dropping(const Join *j) {
   return g_rt->closing.load(std::memory_order_relaxed) &&
          g_rt->channels[static_cast<int>(j->channel)].close == Close::DROP;
-}
-
-// Called only by engine e: take the context in e's hand-off slot, if any.
-inline Context *take_runnext(Engine *e) {
-  // relaxed pre-check (the slot is usually empty); exchange acquire: pairs with the release of
-  // whoever put the context there, so its saved continuation is visible (J1).
-  if (e->runnext.load(std::memory_order_relaxed) == 0) return nullptr;
-  std::uintptr_t x = e->runnext.exchange(0, std::memory_order_acquire);
-  return reinterpret_cast<Context *>(x & ~kRunnextBound);
 }
 
 }  // namespace mr::engine

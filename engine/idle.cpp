@@ -154,7 +154,7 @@ void requeue(Engine *e, Context *c) {
 Context *take_local(Engine *e) {
   if (Context *c = e->bound.pop()) return c;
   Channels &chs = g_rt->channels;
-  Context *rn = take_runnext(e);
+  Context *rn = take_runnext(e->runnext);
   Task t;
   // The common case, one level of work and no context waiting: the newest spark.
   if (!rn && chs.work() == 0) {

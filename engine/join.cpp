@@ -7,6 +7,7 @@
 #include "close.hpp"
 #include "events.hpp"
 #include "fatal.hpp"
+#include "join_count.hpp"
 #include "policy.hpp"
 #include "steal.hpp"
 #include "switch.hpp"
@@ -73,10 +74,7 @@ void finish_task(Context *self, Join *j) {
     take_task(e, self, t, from);
     return;
   }
-  // acq_rel: release publishes the children's results to the parent; acquire (for the last
-  // arrival) pairs with the parent's release in its suspend, so j->parent and its saved
-  // continuation are visible (J1).
-  std::uint32_t old = j->count.fetch_sub(arrivals, std::memory_order_acq_rel);
+  std::uint32_t old = arrive_at_join(j, arrivals);  // J1 (join_count.hpp)
   if (old < arrivals) fatal(kTooManyBranches);
   if (old == arrivals) {
     Context *p = j->parent;
@@ -164,12 +162,9 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
 }
 
 void suspend_on_join(Engine *e, Join *j) {
-  wait_here(e, "join outside a context", trace::Why::JOIN, [j](Context *self) {
-    j->parent = self;
-    // acq_rel: release publishes self->fiber and j->parent to the last child; acquire pairs
-    // with the children that arrived meanwhile (J1). Zero: every child had arrived.
-    return j->count.fetch_sub(1, std::memory_order_acq_rel) == 1;
-  });
+  // Run once self->fiber is saved: its release publishes it (J1, join_count.hpp).
+  wait_here(e, "join outside a context", trace::Why::JOIN,
+            [j](Context *self) { return parent_arrives(j, self); });
 }
 
 void join_wait(Join *j, std::uint32_t ran) {
@@ -183,18 +178,16 @@ void join_wait(Join *j, std::uint32_t ran) {
   // The branches run inline here (and the `ran` the caller ran) arrive together at the end:
   // one write of the counter.
   ran += run_own_sparks(e, j);
-  // acquire: pairs with the other branches' release arrivals (their results become visible). If
-  // only the inline branches' and the parent's own arrivals are left, nobody else writes the
+  // If only the inline branches' and the parent's own arrivals are left, nobody else writes the
   // counter: a plain store.
-  std::uint32_t c = j->count.load(std::memory_order_acquire);
+  std::uint32_t c = join_pending(j);
   if (c == ran + 1) {
     if (ran > 0) j->count.store(1, std::memory_order_relaxed);
     return;
   }
   if (c < ran + 1) fatal(kTooManyBranches);
   if (ran > 0) {
-    // release: publishes the inline branches' results; acquire: as above, if this was the last.
-    std::uint32_t old = j->count.fetch_sub(ran, std::memory_order_acq_rel);
+    std::uint32_t old = arrive_inline(j, ran);
     if (old == ran + 1) return;
     if (old < ran + 1) fatal(kTooManyBranches);
   }

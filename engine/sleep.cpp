@@ -41,8 +41,11 @@ const char *action_name(Action a) {
 // ---- Census -------------------------------------------------------------------------------
 
 std::uint64_t Census::add_searcher() {
-  // seq_cst RMW: an engine that starts searching is seen by posters (proof P1).
-  return word_.fetch_add(kSearchOne, MR_WEAK_MUTANT(SEARCHER_RMW, std::memory_order_seq_cst));
+  // relaxed RMW: atomic, so every later RMW of the census counts the unit; no order is needed.
+  // A poster that reads the unit wakes nobody, and the unit's end covers it: the searcher gives
+  // it up by a seq_cst RMW and, as the last one with sleepers left, a seq_cst fence and a look
+  // (P2, or P1's sleep fence), which the poster's load read before (doc/design.md, P2).
+  return word_.fetch_add(kSearchOne, std::memory_order_relaxed);
 }
 
 std::uint64_t Census::remove_searcher() {

@@ -138,7 +138,8 @@ class Census {
   // relaxed: callers order it with their own seq_cst fence (proofs P1, P2).
   std::uint64_t load() const { return word_.load(std::memory_order_relaxed); }
 
-  // seq_cst RMWs: each is one side of a Dekker pair (proofs P1, P2); they also check underflow.
+  // RMWs: add_searcher relaxed (P2 says why); the others seq_cst, each followed on the paths of
+  // P1 and P2 by the fence of its side of the Dekker pair; they also check underflow.
   std::uint64_t add_searcher();
   std::uint64_t remove_searcher();      // returns the old word
   std::uint64_t searcher_to_sleeper();  // returns the old word

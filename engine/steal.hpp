@@ -37,15 +37,7 @@ inline Loot steal_from(Engine *e, Shared *v, Task &t, Context **slot) {
   if (r == WsDeque::Steal::EMPTY && slot) {
     // No spark there: the context v would run next, if it may run elsewhere (v is busy with
     // another one, and may be for long).
-    // acquire: pairs with the release of whoever put it there (its saved continuation, J1).
-    std::uintptr_t x = v->runnext.load(std::memory_order_acquire);
-    // CAS acquire (as the load) on success; relaxed on failure (someone else took it).
-    if (x != 0 && (x & kRunnextBound) == 0 &&
-        v->runnext.compare_exchange_strong(x, 0, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
-      *slot = reinterpret_cast<Context *>(x);
-      return Loot::CONTEXT;
-    }
+    if (steal_runnext(v->runnext, slot)) return Loot::CONTEXT;
   }
   if (r != WsDeque::Steal::TAKEN || !keep_spark(t)) {
     note(e, Event::steal_failures);

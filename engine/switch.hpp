@@ -120,7 +120,7 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
     if (next)
       e->next_ctx = nullptr;
     else
-      next = take_runnext(e);
+      next = take_runnext(e->runnext);
     if (next) {
       const int level = g_rt->channels.level(queue_channel(next));
       // A context that a closed channel drops goes to its queue too: the scheduler drops it.

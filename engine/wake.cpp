@@ -126,14 +126,7 @@ void schedule(Context *c) {
   if (self->current && self->current != c && (c->bound < 0 || c->bound == self->id) &&
       (c->bound >= 0 || g_rt->channels[queue_channel(c)].kind != ChannelKind::DEADLINE)) {
     std::uintptr_t x = reinterpret_cast<std::uintptr_t>(c) | (c->bound < 0 ? 0 : kRunnextBound);
-    // Only the owner makes the slot non-empty (thieves only empty it), so an empty slot stays
-    // empty until this store: a plain store-release does, publishing c's saved continuation
-    // to whoever takes it (J1). relaxed load: the owner's own last write, or a thief's 0.
-    std::uintptr_t old = self->runnext.load(std::memory_order_relaxed);
-    if (old == 0)
-      self->runnext.store(x, std::memory_order_release);
-    else  // acq_rel: release as above; acquire: the displaced context's, requeued below
-      old = self->runnext.exchange(x, std::memory_order_acq_rel);
+    std::uintptr_t old = fill_runnext(self->runnext, x);  // runnext.hpp
     if (old == 0) {
       work_posted(self->id);  // P1: the slot is where other engines look too
       return;

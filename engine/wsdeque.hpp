@@ -88,8 +88,9 @@ class WsDeque {
 
   // Any thread but the owner.
   Steal steal(Task &out) {
-    // acquire: pairs with other thieves' CAS.
-    std::int64_t t = top_.load(MR_WEAK_MUTANT(STEAL_TOP, std::memory_order_acquire));
+    // relaxed: the seq_cst fence below is an acquire fence too (what another thief's CAS
+    // released is visible after it), and the slots come from the owner, through bottom.
+    std::int64_t t = top_.load(std::memory_order_relaxed);
     // seq_cst fence: proof D1 in doc/design.md.
     std::atomic_thread_fence(MR_WEAK_MUTANT(STEAL_FENCE, std::memory_order_seq_cst));
     // acquire: pairs with push's store-release.

@@ -403,8 +403,8 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
   // predecessors have completed, at a join of this thread's (doc/gomp.md, "Waiting"). Nor any
   // task when MRGOMP_DEFER_ALONE asks for sparks, which the thread runs when its code waits (a
   // blocking MPI call suspends it: doc/mpi.md).
-  bool alone = parent->team->n == 1 && !event && !G.defer_alone &&
-               !(deps && unfinished_preds(parent, deps));
+  bool alone =
+      parent->team->n == 1 && !event && !G.defer_alone && !(deps && unfinished_preds(parent, deps));
   // The cut-off: when this engine's deque already holds --granularity-factor x engines sparks
   // (the engine's own granularity test; it also says "do not spark" on a thread that is not an
   // engine, whose tasks stay deferred: they go to the injector), idle engines have enough to

@@ -122,6 +122,10 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
  * with a memory clobber is neither hoisted, merged nor kept across a call, and it reads the
  * thread pointer itself (%fs on x86-64, TPIDR_EL0 on arm64): the initial-exec offset of
  * MR_engine_view_v3 from the GOT, then the word at thread pointer + offset. */
+#if defined(MR_WEAK_VIEW_NOW)
+/* tests/weak/view.cpp, under GenMC (which runs no assembly): the harness names the view. */
+MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) { return MR_WEAK_VIEW_NOW(); }
+#else
 MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   const MR_EngineView *v;
 #if defined(__x86_64__)
@@ -144,11 +148,20 @@ MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
 #endif
   return v;
 }
+#endif
 
 /* The fast paths' atomics are GCC's __atomic builtins (the C11 and C++ memory model, usable from
  * C89) with the orders of engine/wsdeque.hpp and engine/wake.hpp, named as there: x86-TSO would
  * hide a weaker one, arm64 does not (doc/design.md section 13). */
 #define MR_RELAXED_LOAD_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+/* The order a proof names at a site (engine/mutant.hpp's MR_WEAK_MUTANT, for C): `order`, but
+ * relaxed at the one site that tests/weak/view.cpp names with MR_WEAK_MUTANT_SITE. */
+#ifdef MR_WEAK_MUTANT_SITE
+#define MR_ORDER_(site, order) \
+  (__builtin_strcmp(#site, MR_WEAK_MUTANT_SITE) == 0 ? __ATOMIC_RELAXED : (order))
+#else
+#define MR_ORDER_(site, order) (order)
+#endif
 #define MR_RELAXED_STORE_(p, x) __atomic_store_n((p), (x), __ATOMIC_RELAXED)
 
 /* The sync term's arrivals still expected, and its channel: the first two 32-bit words of st
@@ -184,9 +197,10 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
   }
   {
     volatile AO_t *bottom = (volatile AO_t *)v->deque_bottom;
-    AO_t b = MR_RELAXED_LOAD_(bottom);                        /* owner's own field */
-    AO_t t = __atomic_load_n(v->deque_top, __ATOMIC_ACQUIRE); /* pairs with a thief's CAS */
-    MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array);      /* only the owner stores it */
+    AO_t b = MR_RELAXED_LOAD_(bottom); /* owner's own field */
+    /* acquire: pairs with a thief's CAS */
+    AO_t t = __atomic_load_n(v->deque_top, MR_ORDER_(VIEW_PUSH_TOP, __ATOMIC_ACQUIRE));
+    MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
     MR_SparkSlot *s;
     AO_t w;
     if ((long)(b - t) > (long)a->mask) { /* full: the library grows the array */
@@ -200,10 +214,10 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
     MR_RELAXED_STORE_(&s->st, (AO_t)st);
     /* store-release: the slot and the spark's environment before the new bottom, for a thief's
      * acquire load of bottom (D1). */
-    __atomic_store_n(bottom, b + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(bottom, b + 1, MR_ORDER_(VIEW_PUSH_BOTTOM, __ATOMIC_RELEASE));
     MR_BUMP_(v->sparks_pushed);
     /* seq_cst fence: proof P1 (publish the spark, then read the census). */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_thread_fence(MR_ORDER_(VIEW_POST_FENCE, __ATOMIC_SEQ_CST));
     w = MR_RELAXED_LOAD_(v->census); /* relaxed: the fence orders it (P1) */
     if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
   }
@@ -234,10 +248,10 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     if ((long)(b - MR_RELAXED_LOAD_(top)) < 0 || (MR_SyncTerm *)MR_RELAXED_LOAD_(&s->st) != st)
       break;
     /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
-    __atomic_store_n(bottom, b, __ATOMIC_RELEASE);
+    __atomic_store_n(bottom, b, MR_ORDER_(VIEW_POP_BOTTOM, __ATOMIC_RELEASE));
     /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
      * miss each other for the last spark). */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_thread_fence(MR_ORDER_(VIEW_POP_FENCE, __ATOMIC_SEQ_CST));
     t = MR_RELAXED_LOAD_(top);
     if ((long)(t - b) > 0) { /* a thief took it */
       MR_RELAXED_STORE_(bottom, b + 1);
@@ -247,7 +261,8 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     env = (void *)MR_RELAXED_LOAD_(&s->env);
     if (t == b) { /* the last spark: race the thieves for it */
       /* CAS seq_cst on success (part of proof D1), relaxed on failure. */
-      int won = __atomic_compare_exchange_n(top, &t, t + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+      int won = __atomic_compare_exchange_n(
+          top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
       MR_RELAXED_STORE_(bottom, b + 1);
       if (!won) break;
     }
@@ -258,7 +273,7 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
   /* acquire: pairs with the other branches' release arrivals (their results become visible).
    * If only the branches run here and the parent's own arrival are left, nobody else writes the
    * counter: a relaxed store. */
-  if (__atomic_load_n(MR_ST_COUNT_(st), __ATOMIC_ACQUIRE) == ran + 1) {
+  if (__atomic_load_n(MR_ST_COUNT_(st), MR_ORDER_(VIEW_JOIN_LOAD, __ATOMIC_ACQUIRE)) == ran + 1) {
     if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
     return;
   }

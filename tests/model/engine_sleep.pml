@@ -339,7 +339,7 @@ look:
          fi
        };
        if :: !got -> goto look :: else -> skip fi;
-       searching++;            /* Census::add_searcher (seq_cst RMW) */
+       searching++;            /* Census::add_searcher (relaxed RMW) */
        unit = true
   :: else -> skip
   fi;

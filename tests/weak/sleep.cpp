@@ -10,6 +10,9 @@
 //                    CONTEXT_ADVICE (P3); the context is never lost;
 //   SCENARIO_SEARCHER  E sleeps, another engine S is the last searcher and gives its unit back
 //                    while a spark is pushed (P2: the poster saw S searching and woke nobody);
+//   SCENARIO_SEARCH  E starts searching (IDLE -> STEALING, add_searcher) while a spark is pushed
+//                    and another engine sleeps, finds nothing and falls asleep (P1, P2: a poster
+//                    that saw E searching woke nobody, and E's sleep fence covers the spark);
 //   SCENARIO_SHUTDOWN  MR_shutdown's flag and SHUTDOWN while E goes WORKING -> IDLE -> STEALING
 //                    -> SLEEPING (P4): E leaves, or is notified.
 // E stops where it would park; the final check is the proofs' claim: E does not sleep (SLEEPING,
@@ -23,8 +26,13 @@
 
 using namespace mr::engine;
 
-#ifdef SCENARIO_SEARCHER  // the work is a spark
+#if defined(SCENARIO_SEARCHER) || defined(SCENARIO_SEARCH)  // the work is a spark
 #define SCENARIO_SPARK
+#endif
+#ifdef SCENARIO_SEARCH
+#define OTHER_SLEEPERS 1  // counted in the census; the poster's wake goes to E or to nobody
+#else
+#define OTHER_SLEEPERS 0
 #endif
 
 // The park is not part of the protocol under test: an unpark is recorded, and E, instead of
@@ -201,8 +209,14 @@ void *engine(void *) {
   return nullptr;
 }
 #else
-// E: in STEALING with a searching unit, it found nothing and falls asleep.
+// E: in STEALING with a searching unit (SCENARIO_SEARCH: it goes IDLE -> STEALING and takes
+// the unit first, idle.cpp's find_work), it found nothing and falls asleep.
 void *engine(void *) {
+#ifdef SCENARIO_SEARCH
+  State seen;
+  if (!cas_own_state<State::IDLE, State::STEALING>(*e, &seen)) return nullptr;
+  census.add_searcher();
+#endif
   fall_asleep();
   // The park: E sees NOTIFIED (acquire) and reads the notification (published by the release).
   if (e->state.load(std::memory_order_acquire) == State::NOTIFIED)
@@ -238,6 +252,10 @@ int main() {
   deque = new WsDeque(2);
 #if defined(SCENARIO_BOUND) || defined(SCENARIO_SHUTDOWN)
   e->state.store(State::WORKING, std::memory_order_relaxed);
+#elif defined(SCENARIO_SEARCH)
+  e->state.store(State::IDLE, std::memory_order_relaxed);
+  census.add_searcher();
+  census.searcher_to_sleeper();  // the other engine's sleeping unit
 #elif defined(SCENARIO_SEARCHER)
   e->state.store(State::SLEEPING, std::memory_order_relaxed);
   census.add_searcher();
@@ -258,7 +276,7 @@ int main() {
   // No lost wake-up: E is not left SLEEPING with its work pending and no notification.
   assert(!(st == State::SLEEPING && pending));
   // The census counts E as a sleeper exactly when it is SLEEPING.
-  assert(Census::sleeping(w) == (st == State::SLEEPING ? 1u : 0u));
+  assert(Census::sleeping(w) == (st == State::SLEEPING ? 1u : 0u) + OTHER_SLEEPERS);
   // Each notification that left E SLEEPING->NOTIFIED unparked it once.
   assert(unparks.load(std::memory_order_relaxed) <= 1);
 #ifdef SCENARIO_SHUTDOWN
