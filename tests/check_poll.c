@@ -95,8 +95,8 @@ START_TEST(test_released_while_asleep) {
   for (int rep = 0; rep < 5; rep++) {
     Item it = {0, -1};
     pthread_t t;
+    uint64_t t0 = MR_now(); /* before the thread starts its 30 ms */
     ck_assert_int_eq(pthread_create(&t, NULL, set_later, &it), 0);
-    uint64_t t0 = MR_now();
     ck_assert_int_eq(wait_item(rep % 2 ? &slow_src : &flags_src, &it), 0);
     ck_assert(MR_now() - t0 >= 30 * MS);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
