@@ -176,4 +176,11 @@ run pass fd.cpp
 run pass fd.cpp SCENARIO_TIMEOUT
 for m in FD_TIMER_DONE FD_DONE_LOAD; do run imm-passes fd.cpp MUTANT=$m; done
 for m in FD_READY_CAS FD_TIMEOUT_CAS FD_STATE_LOAD; do run pass fd.cpp MUTANT=$m; done
+# Timers (section 21): armed from one thread, fired as overdue by an engine, cancelled and reused
+# by another thread; SCENARIO_NOT_DUE: not yet due, cancelled twice, reused by a cancel.
+run pass timer.cpp
+run pass timer.cpp SCENARIO_NOT_DUE
+for m in TIMER_ARM TIMER_FIRED TIMER_LOOK; do run caught timer.cpp MUTANT=$m; done
+run caught timer.cpp SCENARIO_NOT_DUE MUTANT=TIMER_LOOK
+run imm-passes timer.cpp SCENARIO_NOT_DUE MUTANT=TIMER_CANCELLED
 exit $status
