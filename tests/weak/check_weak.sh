@@ -183,4 +183,8 @@ run pass timer.cpp SCENARIO_NOT_DUE
 for m in TIMER_ARM TIMER_FIRED TIMER_LOOK; do run caught timer.cpp MUTANT=$m; done
 run caught timer.cpp SCENARIO_NOT_DUE MUTANT=TIMER_LOOK
 run imm-passes timer.cpp SCENARIO_NOT_DUE MUTANT=TIMER_CANCELLED
+# Closing a channel (section 24): 1-2 spawns in a drop channel while it is closed and waited for.
+run pass close.cpp
+run pass close.cpp SPAWNS=1
+for m in ROOT_DONE ROOT_CLOSE; do run caught close.cpp MUTANT=$m; done
 exit $status
