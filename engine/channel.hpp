@@ -51,11 +51,10 @@ struct Channel {
   // engines stopped, or by MR_channel_stats, exact at a quiescent point).
   std::atomic<std::uint64_t> contexts_dropped{0};
   std::atomic<std::uint64_t> sparks_dropped{0};
-  // MR_channel_close (close.cpp; doc/design.md, "Closing a channel"): bit 0 set once the channel
-  // is closed, and above it (in units of kRoot) its spawned contexts whose function has not
-  // returned and which were not dropped. One word, so that every spawn's RMW is before the
-  // close's (and counted) or after it (and refused). Channel 0 is never closed nor counted.
-  static constexpr std::uint64_t kClosed = 1, kRoot = 2;
+  // MR_channel_close (close.cpp; doc/design.md, "Closing a channel"): the closed bit and the
+  // spawned contexts whose function has not returned and which were not dropped
+  // (channel_roots.hpp). One word, so that every spawn's RMW is before the close's (and
+  // counted) or after it (and refused). Channel 0 is never closed nor counted.
   std::atomic<std::uint64_t> roots{0};
   Future done{};  // signalled once the channel is closed and `roots` has none (MR_channel_wait)
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "channel_roots.hpp"
 #include "future.hpp"
 #include "join.hpp"
 
@@ -34,25 +35,16 @@ void drop_context(Context *c) {
 
 int count_root(int ch) {
   if (ch == MR_CHANNEL_DEFAULT) return 0;
-  std::atomic<std::uint64_t> &w = g_rt->channels[ch].roots;
-  // relaxed load and CAS: only the order of RMWs on this word matters here (every spawn's CAS
-  // is before the close's RMW or after it); the context's decrement in root_done follows this
-  // CAS through the context's queueing and run, so coherence puts it after.
-  std::uint64_t v = w.load(std::memory_order_relaxed);
-  do {
-    if (v & Channel::kClosed) return MR_ECLOSED;
-  } while (!w.compare_exchange_weak(v, v + Channel::kRoot, std::memory_order_relaxed));
-  return 0;
+  // relaxed (roots_add): only the order of RMWs on the word matters.
+  return roots_add(g_rt->channels[ch].roots) ? 0 : MR_ECLOSED;
 }
 
 void root_done(int ch) {
   if (ch == MR_CHANNEL_DEFAULT) return;
   Channel &c = g_rt->channels[ch];
-  // acq_rel: release publishes what this context did to the waiters; acquire (for the last)
-  // takes the other contexts' releases, so that the signal below carries them all.
-  if (c.roots.fetch_sub(Channel::kRoot, std::memory_order_acq_rel) ==
-      (Channel::kRoot | Channel::kClosed))
-    future_signal(&c.done, 1);
+  // acq_rel (roots_leave): release publishes what this context did to the waiters; acquire (for
+  // the last) takes the other contexts' releases, so that the signal below carries them all.
+  if (roots_leave(c.roots)) future_signal(&c.done, 1);
 }
 
 int close_channel(int ch) {
@@ -64,10 +56,11 @@ int close_channel(int ch) {
   // a second close finds it set.
   if (c.close == Close::DROP)
     g_rt->closed_drops.fetch_or(std::uint64_t{1} << ch, std::memory_order_relaxed);
-  // acq_rel: the one RMW that closes (later spawns read kClosed in their CAS and are refused);
-  // acquire, if no context is left, takes their releases for the signal, as root_done does.
-  std::uint64_t old = c.roots.fetch_or(Channel::kClosed, std::memory_order_acq_rel);
-  if (old & Channel::kClosed) return MR_ECLOSED;
+  // acq_rel (roots_close): the one RMW that closes (later spawns read the bit in their CAS and
+  // are refused); acquire, if no context is left, takes their releases for the signal, as
+  // root_done does.
+  std::uint64_t old = roots_close(c.roots);
+  if (old & kRootsClosed) return MR_ECLOSED;
   if (old == 0) future_signal(&c.done, 1);
   return 0;
 }
@@ -75,7 +68,7 @@ int close_channel(int ch) {
 int wait_channel(int ch) {
   Channel &c = g_rt->channels[ch];
   // relaxed: the caller closed ch itself, or knows it closed; a stale open is MR_EINVAL.
-  if ((c.roots.load(std::memory_order_relaxed) & Channel::kClosed) == 0) return MR_EINVAL;
+  if ((c.roots.load(std::memory_order_relaxed) & kRootsClosed) == 0) return MR_EINVAL;
   if (current_channel() == ch) return MR_EDEADLK;
   (void)future_wait(&c.done);
   return 0;

@@ -44,7 +44,7 @@ void fire_signal(void *f, void *value) {
 
 bool is_pending(const Timer *t) {
   // acquire: pairs with the release stores of the heap, which finish with the record.
-  return t->state.load(std::memory_order_acquire) == TimerState::PENDING;
+  return timer_look(t->state) == TimerState::PENDING;
 }
 
 // Arm t on the calling engine (or one in turn for a thread that is not an engine), or fire it at
@@ -57,7 +57,7 @@ int arm_or_fire(Timer *t, std::uint64_t when, TimerFire fire, void *a, void *b) 
   t->b = b;
   if (when <= now_ns()) {
     // release: as the heap's, the record is the caller's again.
-    t->state.store(TimerState::FIRED, std::memory_order_release);
+    timer_mark_fired(t->state);
     fire(a, b);
     return 0;
   }
@@ -113,7 +113,7 @@ int future_signal_at(Future *f, std::uintptr_t value, std::uint64_t when, Timer 
 
 int timer_cancel(Timer *t) {
   // acquire: pairs with the release store that ended the record's last use.
-  TimerState s = t->state.load(std::memory_order_acquire);
+  TimerState s = timer_look(t->state);
   if (s == TimerState::PENDING) {
     if (!running() || t->heap_id < 0 || t->heap_id >= g_rt->n) return MR_ESHUTDOWN;
     if (g_rt->engines[t->heap_id]->timers.cancel(t, &s)) return 0;

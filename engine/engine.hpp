@@ -160,7 +160,7 @@ struct Runtime {
   // drop channels are dropped when they would next run (doc/design.md, "Closing"). Read
   // relaxed on the scheduler's paths; never written while the runtime runs before that.
   std::atomic<bool> closing{false};
-  // The drop channels that MR_channel_close closed, a bit each (set once, fetch_or release in
+  // The drop channels that MR_channel_close closed, a bit each (set once, fetch_or relaxed in
   // close.cpp): their spawned contexts are dropped when they would next run. Read relaxed.
   std::atomic<std::uint64_t> closed_drops{0};
   bool timing = false;  // per-channel time is measured (--stats, round-robin); frozen

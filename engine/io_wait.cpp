@@ -17,6 +17,7 @@
 
 #include "fatal.hpp"
 #include "fd_claims.hpp"
+#include "fd_race.hpp"
 #include "switch.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
@@ -25,16 +26,16 @@ namespace mr::engine {
 
 namespace {
 
-// One context waiting on a descriptor, on the context's own stack. `state` decides who resumes
-// it: the engine that sees the descriptor ready, or the time-out's timer (any engine), by CAS.
+// One context waiting on a descriptor, on the context's own stack. `state` (FdWait) decides who
+// resumes it: the engine that sees the descriptor ready, or the time-out's timer (any engine), by
+// CAS (fd_race.hpp).
 struct FdWaiter {
-  enum : int { WAITING, READY, TIMED_OUT };
   Context *ctx = nullptr;
-  std::atomic<int> state{WAITING};
-  std::uint32_t revents = 0;  // written before the CAS to READY (release)
+  std::atomic<int> state{kFdWaiting};
+  std::uint32_t revents = 0;  // written before the CAS to kFdReady (release)
   Timer timer{};
-  // Set (release) by the time-out's fire function as its last access to the record: a context
-  // whose cancel says the timer fired waits for it before its frame goes.
+  // Set (release, fd_timer_finish) by the time-out's fire function as its last access to the
+  // record: a context whose cancel says the timer fired waits for it before its frame goes.
   std::atomic<bool> timer_done{false};
 };
 
@@ -61,10 +62,7 @@ int epoll_wait_ns(int ep, epoll_event *ev, int n, const struct timespec *tp) {
 void ready(FdWaiter *w, std::uint32_t revents) {
   Context *c = w->ctx;  // the last read of *w unless we win
   w->revents = revents;
-  int expected = FdWaiter::WAITING;
-  // CAS acq_rel: release publishes revents to the context; acquire orders nothing we need.
-  if (w->state.compare_exchange_strong(expected, FdWaiter::READY, std::memory_order_acq_rel,
-                                       std::memory_order_relaxed))
+  if (fd_ready_wins(w->state))  // acq_rel: publishes revents to the context
     schedule(c);  // bound to this engine: its queue, or CONTEXT to itself if it is SLEEPING
 }
 
@@ -84,11 +82,9 @@ void dispatch(IoEngine *io, const epoll_event *ev, int n) {
 void timed_out(void *wp, void *) {
   auto *w = static_cast<FdWaiter *>(wp);
   Context *c = w->ctx;
-  int expected = FdWaiter::WAITING;
-  bool won = w->state.compare_exchange_strong(expected, FdWaiter::TIMED_OUT,
-                                              std::memory_order_acq_rel, std::memory_order_relaxed);
+  bool won = fd_timeout_wins(w->state);
   // release: the context may let its frame go once it sees this (after its cancel said fired).
-  w->timer_done.store(true, std::memory_order_release);
+  fd_timer_finish(w->timer_done);
   if (won) schedule(c);
 }
 
@@ -287,10 +283,10 @@ int wait_fd_context(Engine *e, int fd, int events, bool other_waits, std::int64_
   TimerState was;
   if (timed && !e->timers.cancel(&w.timer, &was) && was == TimerState::FIRED) {
     // acquire: pairs with timed_out's release store, its last access to w.
-    while (!w.timer_done.load(std::memory_order_acquire)) sched_yield();
+    while (!fd_timer_finished(w.timer_done)) sched_yield();
   }
   // acquire: pairs with the winner's CAS, so revents is visible.
-  return w.state.load(std::memory_order_acquire) == FdWaiter::READY ? from_epoll(w.revents) : 0;
+  return fd_was_ready(w.state) ? from_epoll(w.revents) : 0;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace mr::engine {
 std::size_t TimerHeap::drop_all() {
   std::lock_guard<std::mutex> g(lock_);
   // release: as every change out of PENDING (the owner of a user's MR_Timer reads it acquire).
-  for (Timer *t : heap_) t->state.store(TimerState::DROPPED, std::memory_order_release);
+  for (Timer *t : heap_) timer_mark_dropped(t->state);
   std::size_t n = heap_.size();
   heap_.clear();
   publish_earliest();
@@ -60,7 +60,7 @@ bool TimerHeap::arm(Timer *t) {
   heap_.push_back(t);  // may throw: t untouched
   t->heap_id = id_;
   // release: whoever sees PENDING sees the fields above.
-  t->state.store(TimerState::PENDING, std::memory_order_release);
+  timer_mark_pending(t->state);
   sift_up(heap_.size() - 1);
   publish_earliest();
   return heap_[0] == t;
@@ -69,7 +69,7 @@ bool TimerHeap::arm(Timer *t) {
 bool TimerHeap::cancel(Timer *t, TimerState *was) {
   std::lock_guard<std::mutex> g(lock_);
   // relaxed: every change out of PENDING is made under lock_, which we hold.
-  TimerState s = t->state.load(std::memory_order_relaxed);
+  TimerState s = timer_look_locked(t->state);
   // A record left PENDING by a runtime that has stopped is not in this heap: check the slot.
   if (s != TimerState::PENDING || t->index >= heap_.size() || heap_[t->index] != t) {
     *was = s == TimerState::PENDING ? TimerState::DROPPED : s;
@@ -78,7 +78,7 @@ bool TimerHeap::cancel(Timer *t, TimerState *was) {
   remove_at(t->index);
   publish_earliest();
   // release: the caller may reuse the record once it sees CANCELLED.
-  t->state.store(TimerState::CANCELLED, std::memory_order_release);
+  timer_mark_cancelled(t->state);
   return true;
 }
 
@@ -97,7 +97,7 @@ int TimerHeap::fire_due(std::uint64_t now) {
       a = t->a;
       b = t->b;
       // release: after this store the record is the caller's again; nothing here touches it.
-      t->state.store(TimerState::FIRED, std::memory_order_release);
+      timer_mark_fired(t->state);
     }
     f(a, b);
     fired++;

@@ -17,6 +17,7 @@
 
 #include "clock.hpp"
 #include "mrengine.h"
+#include "timer_state.hpp"
 
 namespace mr::engine {
 
@@ -26,18 +27,15 @@ inline constexpr std::uint64_t kNever = UINT64_MAX;  // "no deadline"
 // one that took over its overdue timers), outside every lock, after the record was left for good.
 using TimerFire = void (*)(void *a, void *b);
 
-// A timer's life: FREE (never armed) -> PENDING (in a heap) -> FIRED, CANCELLED or DROPPED (the
-// runtime stopped first). Every change out of PENDING is made under the heap's lock.
-enum class TimerState : std::uint32_t { FREE, PENDING, FIRED, CANCELLED, DROPPED };
-
 struct Timer {
   std::uint64_t when;    // the deadline (CLOCK_MONOTONIC ns); set before arming
   TimerFire fire;        // set before arming
   void *a, *b;           // fire's arguments; set before arming
   std::uint32_t index;   // position in its heap while PENDING; under the heap's lock
   std::int32_t heap_id;  // which engine's heap holds it; written by arm before it is shared
-  // Written under the heap's lock; read without it (acquire) by cancel's fast answers and by
-  // tests. release stores: a reader that sees FIRED/CANCELLED/DROPPED may reuse the record.
+  // Written under the heap's lock; read without it (acquire, timer_look) by cancel's fast
+  // answers and by tests. release stores (timer_state.hpp): a reader that sees
+  // FIRED/CANCELLED/DROPPED may reuse the record.
   std::atomic<TimerState> state;
 };
 static_assert(sizeof(Timer) <= sizeof(MR_Timer), "MR_Timer too small");
