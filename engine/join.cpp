@@ -234,7 +234,7 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
     // Undo our units; the primordial cannot be waiting on it alone (we were counted, it is >= 2
     // unless the waiter already left, and it only leaves at 0).
     if (root) root_done(channel);
-    if (spawned.count.fetch_sub(1, std::memory_order_acq_rel) == 1) schedule(spawned.parent);
+    if (arrive_at_join(&spawned, 1) == 1) schedule(spawned.parent);  // J1, as a branch's end
     return MR_ENOMEM;
   }
   if (root) {
