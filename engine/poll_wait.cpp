@@ -13,11 +13,6 @@
 
 namespace mr::engine {
 
-// One context waiting for an item, on the context's own stack.
-struct PollWaiter {
-  Context *ctx = nullptr;
-};
-
 namespace {
 
 constexpr std::uint64_t kDefaultPeriodNs = 50000;  // 50 us
@@ -34,8 +29,8 @@ std::uint64_t least_period(const PollEngine &p) {
   return least;
 }
 
-// Record w's wait for item in engine e's group of src. Throws std::bad_alloc (nothing recorded).
-void add_wait(PollEngine &p, const MR_PollSource *src, void *item, PollWaiter *w) {
+// Record c's wait for item in engine e's group of src. Throws std::bad_alloc (nothing recorded).
+void add_wait(PollEngine &p, const MR_PollSource *src, void *item, Context *c) {
   auto it = std::find_if(p.groups.begin(), p.groups.end(),
                          [src](const PollGroup &g) { return g.src == src; });
   if (it == p.groups.end()) {
@@ -45,14 +40,12 @@ void add_wait(PollEngine &p, const MR_PollSource *src, void *item, PollWaiter *w
   }
   it->items.push_back(item);
   try {
-    it->waiters.push_back(w);
+    it->waiters.push_back(c);
   } catch (const std::bad_alloc &) {
     it->items.pop_back();
     throw;
   }
   p.waiting++;
-  std::uint64_t period = period_of(src);
-  if (p.period_ns == 0 || period < p.period_ns) p.period_ns = period;
 }
 
 // Poll group g of engine e once; resume the waiters of the items done. Returns how many were.
@@ -67,13 +60,13 @@ int poll_group(Engine *e, PollGroup &g) {
   // of the items not yet looked at where they were.
   for (int i = n - 1; i >= 0; i--) {
     if (!g.done[static_cast<std::size_t>(i)]) continue;
-    PollWaiter *w = g.waiters[static_cast<std::size_t>(i)];
+    Context *c = g.waiters[static_cast<std::size_t>(i)];
     g.items[static_cast<std::size_t>(i)] = g.items.back();
     g.waiters[static_cast<std::size_t>(i)] = g.waiters.back();
     g.items.pop_back();
     g.waiters.pop_back();
     resumed++;
-    schedule(w->ctx);  // bound to e: its queue (the idle loop takes it next)
+    schedule(c);  // bound to e: its queue (the idle loop takes it next)
   }
   return resumed;
 }
@@ -95,15 +88,13 @@ void poll_now(Engine *e) {
   int resumed = 0;
   for (PollGroup &g : p.groups)
     if (!g.items.empty()) resumed += poll_group(e, g);
-  if (resumed == 0) return;
   p.waiting -= resumed;
-  p.period_ns = least_period(p);
 }
 
 std::uint64_t poll_wait_deadline(Engine *e) {
   const PollEngine &p = g_rt->polls[e->id];
   if (p.waiting == 0) return kNever;
-  return now_ns() + p.period_ns;
+  return now_ns() + least_period(p);
 }
 
 int poll_wait(const MR_PollSource *src, void *item) {
@@ -114,13 +105,11 @@ int poll_wait(const MR_PollSource *src, void *item) {
   Context *self = e->current;
   const int was_bound = self->bound;
   self->bound = e->id;  // resume here: only this engine polls its waits
-  PollWaiter w;
   int err = 0;
   suspend_self(e, "MR_poll_wait outside a context", trace::Why::POLL,
-               [&p, src, item, &w, &err](Context *c) {
-                 w.ctx = c;
+               [&p, src, item, &err](Context *c) {
                  try {
-                   add_wait(p, src, item, &w);
+                   add_wait(p, src, item, c);
                  } catch (const std::bad_alloc &) {
                    err = MR_ENOMEM;
                    return true;  // run again at once: nothing waits

@@ -12,21 +12,18 @@
 
 namespace mr::engine {
 
-struct PollWaiter;
-
 // One engine's waits on one source, kept as the arrays its poll function takes.
 struct PollGroup {
   const MR_PollSource *src = nullptr;
   std::vector<void *> items;
-  std::vector<PollWaiter *> waiters;  // waiters[i] waits for items[i]
-  std::vector<unsigned char> done;    // the poll function's answers
+  std::vector<Context *> waiters;   // waiters[i] waits for items[i]
+  std::vector<unsigned char> done;  // the poll function's answers
 };
 
 // One engine's polled waits. Owner only: the waits are added in the publish step of the
 // waiting context's suspension and polled by the idle loop, both on the engine's own thread.
 struct PollEngine {
-  int waiting = 0;              // items outstanding over all groups: the idle loop's one test
-  std::uint64_t period_ns = 0;  // the smallest period of the groups that have items
+  int waiting = 0;  // items outstanding over all groups: the idle loop's one test
   std::vector<PollGroup> groups;
 };
 
