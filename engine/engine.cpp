@@ -14,7 +14,7 @@ constinit thread_local Engine *t_engine __attribute__((tls_model("initial-exec")
 void set_current(Engine *e) {
   t_engine = e;
   MR_engine_view = e ? &e->view : nullptr;
-  MR_engine_view_v3 = MR_engine_view;
+  MR_engine_view_v4 = MR_engine_view;
 }
 
 void set_inline_forks(SlowReason why, bool slow) {
@@ -47,5 +47,5 @@ int engine_cpu(int e) { return g_rt->engines[e]->pu.load(std::memory_order_acqui
 // The exported thread-local of mrengine.h. Written only through set_current.
 extern "C" {
 MR_EXTERN __thread const MR_EngineView *MR_engine_view = nullptr;
-MR_EXTERN __thread const MR_EngineView *MR_engine_view_v3 = nullptr;
+MR_EXTERN __thread const MR_EngineView *MR_engine_view_v4 = nullptr;
 }

@@ -98,8 +98,8 @@ void after_found_work(Engine *e, const Shared *victim) {
   if (!e->search.holds_unit) return;
   e->search.holds_unit = false;
   // The chain: found work while more waits at the victim, and engines sleep: pass the unit on.
-  if (victim && victim->deque.size_estimate() > 0 && Census::sleeping(g_rt->census.load()) != 0 &&
-      wake_one_with_unit(victim->id))
+  if (victim && victim->deque.published_estimate() > 0 &&
+      Census::sleeping(g_rt->census.load()) != 0 && wake_one_with_unit(victim->id))
     return;
   give_back_unit(e->id);
 }
@@ -123,7 +123,7 @@ bool pop_injected(Engine *e, Task *t) {
 // Called only by engine e: the newest spark of its own deque into *t, unless MR_shutdown drops
 // it.
 bool pop_own(Engine *e, Task *t) {
-  while (e->deque.pop(*t))
+  while (pop_spark(e, *t))
     if (keep_spark(*t)) return true;
   return false;
 }
@@ -183,10 +183,7 @@ Context *take_local(Engine *e) {
       if (rn) requeue(e, rn);
       return run_own(e, t);
     }
-    if (spark) {  // back where it was, for the owner's next look or a thief
-      e->deque.push(t);
-      work_posted(e->id);
-    }
+    if (spark) push_spark(e, t);  // back where it was, for the owner's next look or a thief
     if (c) {
       if (rn) requeue(e, rn);
       return c;
@@ -467,6 +464,9 @@ int full_spin_rounds() { return g_rt->p.spin_rounds < 1 ? 1 : g_rt->p.spin_round
 
 void scheduler(Engine *e) {
   for (;;) {
+    // The context that left may have held sparks (a wait, not a join): they are published now,
+    // for other engines while this one runs something else (H1).
+    publish_held(e);
     Context *c = e->next_ctx;
     if (c) {
       e->next_ctx = nullptr;

@@ -32,7 +32,7 @@ Next next_spark(Engine *e, Context *self, Task &t) {
   if (e->bound.maybe_nonempty() ||
       (g_rt->channels.work() & g_rt->channels.at_or_above(g_rt->channels.level(self->channel))))
     return Next::NONE;
-  while (e->deque.pop(t))
+  while (pop_spark(e, t))
     if (keep_spark(t)) return Next::OWN;
   while (self->victim >= 0) {
     Loot got = steal_from(e, g_rt->engines[self->victim], t, nullptr);
@@ -87,10 +87,7 @@ void finish_task(Context *self, Join *j) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
       // spark in hand (this engine's own, not counted yet) back where it was. A stolen spark
       // is not moved here: self runs it, and the parent is scheduled.
-      if (have) {
-        e->deque.push(t);
-        work_posted(e->id);
-      }
+      if (have) push_spark(e, t);
       enter_context(e, p);
       leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
       return;
@@ -138,9 +135,8 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
     inject(Task{fn, env, j});
     return;
   }
-  e->deque.push(Task{fn, env, j});
   note(e, Event::sparks_pushed);
-  work_posted(e->id);
+  push_spark(e, Task{fn, env, j});
 }
 
 std::uint32_t run_own_sparks(Engine *&e, Join *j) {
@@ -148,9 +144,9 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
   for (;;) {
     if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
     Task t;
-    if (!e->deque.pop(t)) break;
+    if (!pop_spark(e, t)) break;
     if (t.join != j) {  // an older spark of something else: leave it where it was
-      e->deque.push(t);
+      push_spark(e, t);
       break;
     }
     note(e, Event::sparks_run_local);

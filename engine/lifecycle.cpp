@@ -209,6 +209,8 @@ int make_engines() {
     g_rt->engines[i] = e;
     if (!e) return MR_ENOMEM;
     e->search.spin_budget = full_spin_rounds();
+    // The engines that could steal: one published spark each at most is kept ahead (H1).
+    e->deque.set_publish_below(g_rt->n - 1);
     e->sleep.park = g_rt->p.park;
     e->sleep.id = i;
   }
@@ -265,7 +267,10 @@ void fill_views() {
   for (int i = 0; i < g_rt->n; i++) {
     Shared *e = g_rt->engines[i];
     e->view.deque_top = static_cast<const volatile AO_t *>(e->deque.top_address());
-    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.bottom_address());
+    e->view.deque_bottom = static_cast<const volatile AO_t *>(e->deque.held_address());
+    e->view.deque_published =
+        static_cast<volatile AO_t *>(const_cast<void *>(e->deque.bottom_address()));
+    e->view.publish_below = static_cast<AO_t>(g_rt->n - 1);
     e->view.spark_threshold =
         static_cast<AO_t>(g_rt->p.granularity_factor) * static_cast<AO_t>(g_rt->n);
     e->view.version = MR_ENGINE_VIEW_VERSION;

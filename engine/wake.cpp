@@ -16,7 +16,7 @@ namespace mr::engine {
 bool work_visible(const Shared *self) {
   for (int i = 0; i < g_rt->n; i++) {
     const Shared *x = g_rt->engines[i];
-    if (x->deque.size_estimate() > 0) return true;
+    if (x->deque.published_estimate() > 0) return true;
     // relaxed, as the rest (the caller's fence): another engine's hand-off slot is work here
     // unless it is bound there.
     std::uintptr_t r = x->runnext.load(std::memory_order_relaxed);

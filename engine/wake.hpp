@@ -45,6 +45,22 @@ inline void work_posted(int origin) {
   wake_for_work(origin);
 }
 
+// Engine e's own sparks (the owner's side of its deque, H1): a push, which publishes while too
+// few sparks are published and then runs the post-work check; a pop of the newest spark, held
+// or published, after which held ones are published if a thief took the published ones; and the
+// publication of every held spark, before e runs anything but its own sparks. Called only by e.
+inline void push_spark(Engine *e, const Task &t) {
+  if (e->deque.push(t)) work_posted(e->id);
+}
+inline bool pop_spark(Engine *e, Task &t) {
+  if (!e->deque.pop(t)) return false;
+  if (e->deque.publish()) work_posted(e->id);
+  return true;
+}
+inline void publish_held(Engine *e) {
+  if (e->deque.publish_all()) work_posted(e->id);
+}
+
 // Make a suspended context runnable: from a context running on an engine where c may run, into
 // that engine's hand-off slot; otherwise as enqueue. A FOREIGN record by posting its thread. Any
 // thread.

@@ -15,7 +15,8 @@ WsDeque::Array *WsDeque::new_array(std::size_t capacity) {
   return a;
 }
 
-WsDeque::WsDeque(std::size_t log_capacity) {
+WsDeque::WsDeque(std::size_t log_capacity, std::int64_t publish_below)
+    : publish_below_(publish_below) {
   // relaxed: the deque is published to other engines by the thread start (a happens-before edge).
   array_.store(new_array(std::size_t{1} << log_capacity), std::memory_order_relaxed);
 }
@@ -32,10 +33,11 @@ WsDeque::~WsDeque() {
   }
 }
 
-// Called only by the owning engine, from push().
-WsDeque::Array *WsDeque::grow(Array *a, std::int64_t t, std::int64_t b) {
+// Called only by the owning engine, from push(): a new array with the sparks from t to h (held
+// ones included).
+WsDeque::Array *WsDeque::grow(Array *a, std::int64_t t, std::int64_t h) {
   Array *n = new_array((a->mask + 1) * 2);
-  for (std::int64_t i = t; i < b; i++) n->put(i, a->get(i));
+  for (std::int64_t i = t; i < h; i++) n->put(i, a->get(i));
   n->retired = a;  // kept until ~WsDeque: a thief may still be reading a
   // store-release: a thief that loads the new array (acquire) sees the copied slots.
   array_.store(n, MR_WEAK_MUTANT(GROW_ARRAY, std::memory_order_release));

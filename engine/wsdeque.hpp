@@ -1,4 +1,4 @@
-// wsdeque.hpp: the per-engine work-stealing deque of sparks (Chase–Lev).
+// wsdeque.hpp: the per-engine work-stealing deque of sparks (Chase–Lev), with a held part.
 //
 // The orderings are those proved correct for C11 by Lê, Pop, Cohen and Zappa Nardelli,
 // "Correct and Efficient Work-Stealing for Weak Memory Models" (PPoPP 2013), figure 1. The owner
@@ -8,6 +8,15 @@
 // most the live size again). Elements are stored word by word in relaxed atomics so that a thief
 // reading a slot the owner is overwriting is a benign, defined race whose value the thief's CAS
 // on `top` then discards.
+//
+// Held sparks (doc/design.md, section 5, H1). The owner's sparks run from top to held_; thieves
+// see only those below bottom_ (the published part), the oldest. The newer ones, from bottom_ to
+// held_, are the owner's alone: a push there is a few plain stores and a pop takes one back with
+// no fence and no CAS, since no thief can reach an index at or above bottom_. A push publishes
+// (moves bottom_ up, a store-release, as the Chase–Lev push does) while fewer than
+// publish_below_ sparks are published, the oldest held first; publish() does the same after a
+// pop, and publish_all() everything. The caller of a push or publish that published runs the
+// post-work check (P1), which sees only published sparks.
 #ifndef MR_ENGINE_WSDEQUE_HPP
 #define MR_ENGINE_WSDEQUE_HPP
 
@@ -25,32 +34,61 @@ class WsDeque {
  public:
   enum class Steal { TAKEN, EMPTY, ABORT };
 
-  explicit WsDeque(std::size_t log_capacity = 8);
+  // Publishing every push (publish_below = kAlwaysPublish) is the plain Chase–Lev deque.
+  static constexpr std::int64_t kAlwaysPublish = std::int64_t{1} << 40;
+
+  explicit WsDeque(std::size_t log_capacity = 8, std::int64_t publish_below = kAlwaysPublish);
   ~WsDeque();
   WsDeque(const WsDeque &) = delete;
   WsDeque &operator=(const WsDeque &) = delete;
 
-  // Called only by the owning engine.
-  void push(const Task &t) {
-    std::int64_t b = bottom_.load(std::memory_order_relaxed);  // owner's own field
-    // acquire: pairs with a thief's CAS.
+  // Called only by the owning engine, before its thread starts: keep at least n sparks
+  // published when there are that many (the engines that could steal them: N - 1).
+  void set_publish_below(std::int64_t n) { publish_below_ = n; }
+
+  // Called only by the owning engine. Returns true if it published a spark (the caller then runs
+  // the post-work check, P1); false if the new spark is held.
+  bool push(const Task &t) {
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own field
+    // acquire: pairs with a thief's CAS (the slot it read may be reused below).
     std::int64_t t0 = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
     Array *a = array_.load(std::memory_order_relaxed);  // only the owner stores it
-    MR_DASSERT(b >= t0, "deque: top passed bottom outside a pop");
-    if (__builtin_expect(b - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, b);
-    a->put(b, t);
-    // store-release: the slot's words (and whatever the pusher wrote before, such as the
-    // spark's environment) are visible to a thief that reads the new bottom with acquire (the
-    // acquire load of bottom_ in steal()). A plain store on x86; and unlike a release fence
-    // followed by a relaxed store, ThreadSanitizer sees the pairing.
-    bottom_.store(b + 1, MR_WEAK_MUTANT(PUSH_BOTTOM, std::memory_order_release));
+    MR_DASSERT(h >= t0, "deque: top passed bottom outside a pop");
+    if (__builtin_expect(h - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, h);
+    a->put(h, t);
+    // relaxed: held_ is the owner's; other threads read it only as an estimate.
+    held_.store(h + 1, std::memory_order_relaxed);
+    return publish_from(t0, h + 1);
   }
 
-  // Called only by the owning engine. Returns false if the deque was empty or the last spark
-  // was taken by a thief.
+  // Called only by the owning engine, after a pop: publish held sparks if fewer than
+  // publish_below are published. Returns true if it did (the caller runs the post-work check).
+  bool publish() {
+    // relaxed: the count is a heuristic; publishing writes no slot.
+    return publish_from(top_.load(std::memory_order_relaxed),
+                        held_.load(std::memory_order_relaxed));
+  }
+
+  // Called only by the owning engine: publish every held spark (before it runs something else
+  // than its own sparks). Returns true if there was one (the caller runs the post-work check).
+  bool publish_all() {
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
+    if (h == bottom_.load(std::memory_order_relaxed)) return false;
+    release_bottom(h);
+    return true;
+  }
+
+  // Called only by the owning engine: the newest spark, held or published. Returns false if the
+  // deque was empty or the last spark was taken by a thief.
   bool pop(Task &out) {
-    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // owner's own field
+    std::int64_t h = held_.load(std::memory_order_relaxed);        // owner's own fields
+    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  //
     Array *a = array_.load(std::memory_order_relaxed);             // only the owner stores it
+    if (h > b + 1) {  // held: no thief reads at or above bottom_ (H1)
+      out = a->get(h - 1);
+      held_.store(h - 1, std::memory_order_relaxed);  // relaxed: as in push
+      return true;
+    }
     // store-release: a thief that reads this bottom with acquire sees the pushes of the slots
     // below it (C++20's release sequences no longer hold a thread's later plain stores, so the
     // pushes' own releases do not reach such a thief: proof D1). A plain store on x86.
@@ -65,11 +103,13 @@ class WsDeque {
       return false;
     }
     out = a->get(b);
-    if (t == b) {  // the last element: race the thieves for it
+    held_.store(b, std::memory_order_relaxed);  // relaxed: as in push
+    if (t == b) {                               // the last element: race the thieves for it
       // CAS seq_cst on success (part of proof D1), relaxed on failure.
       bool won = top_.compare_exchange_strong(
           t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst), std::memory_order_relaxed);
       bottom_.store(b + 1, std::memory_order_relaxed);
+      held_.store(b + 1, std::memory_order_relaxed);
       return won;
     }
     return true;
@@ -79,7 +119,7 @@ class WsDeque {
   // or nullptr if the deque looks empty. Only the owner writes slots, so the slot can be read
   // before it is popped; a thief may still take it first, so the answer is a hint.
   Join *peek_join() const {
-    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // owner's own field
+    std::int64_t b = held_.load(std::memory_order_relaxed) - 1;  // owner's own field
     // relaxed: a hint (a stale top only makes the deque look fuller).
     if (b < top_.load(std::memory_order_relaxed)) return nullptr;
     // relaxed: the owner's own stores.
@@ -108,17 +148,27 @@ class WsDeque {
     return Steal::TAKEN;
   }
 
-  // The addresses of the two indices, for the frozen MR_EngineView that generated code reads
+  // The addresses of the indices, for the frozen MR_EngineView that generated code reads
   // with libatomic_ops (AO_load) to estimate the length without a call.
   const void *top_address() const { return &top_; }
   const void *bottom_address() const { return &bottom_; }
+  const void *held_address() const { return &held_; }
   // And of the array pointer, for the inline fork and join (MR_EngineView.deque_array), which
   // read an array as an MR_SparkArray of MR_SparkSlots (the layout asserted below).
   const void *array_address() const { return &array_; }
 
-  // An estimate of the number of sparks, for the idle loop's last look and for statistics.
-  // Any thread; relaxed loads: callers that need it ordered put a fence before the call.
+  // An estimate of the number of sparks, held ones included: for the owner (statistics, traces),
+  // or once the owner has stopped. Any thread; relaxed loads.
   std::int64_t size_estimate() const {
+    std::int64_t h = held_.load(std::memory_order_relaxed);
+    std::int64_t t = top_.load(std::memory_order_relaxed);
+    return h > t ? h - t : 0;
+  }
+
+  // An estimate of the number of published sparks, those a thief can take: for the idle loop's
+  // last look and the wake choice. Any thread; relaxed loads: callers that need it ordered put a
+  // fence before the call.
+  std::int64_t published_estimate() const {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_relaxed);
     return b > t ? b - t : 0;
@@ -160,6 +210,23 @@ class WsDeque {
                     offsetof(Array, slots) == offsetof(MR_SparkArray, slots),
                 "Array is not laid out as mrengine.h's MR_SparkArray");
 
+  // Owner only: publish up to publish_below_ sparks above top t0, of those below h.
+  bool publish_from(std::int64_t t0, std::int64_t h) {
+    std::int64_t nb = h - t0 <= publish_below_ ? h : t0 + publish_below_;
+    if (nb <= bottom_.load(std::memory_order_relaxed)) return false;  // owner's own field
+    release_bottom(nb);
+    return true;
+  }
+
+  // Owner only: move bottom_ up to nb, publishing the held slots below it.
+  void release_bottom(std::int64_t nb) {
+    // store-release: the slots' words (and whatever the pusher wrote before, such as the
+    // spark's environment) are visible to a thief that reads the new bottom with acquire (the
+    // acquire load of bottom_ in steal()). A plain store on x86; and unlike a release fence
+    // followed by a relaxed store, ThreadSanitizer sees the pairing.
+    bottom_.store(nb, MR_WEAK_MUTANT(PUSH_BOTTOM, std::memory_order_release));
+  }
+
   static Array *new_array(std::size_t capacity);
   Array *grow(Array *a, std::int64_t t, std::int64_t b);
 
@@ -168,6 +235,11 @@ class WsDeque {
   // bottom_ and array_: written only by the owner; read by thieves.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::atomic<Array *> array_;
+  // held_: one past the newest spark; written only by the owner at every push and pop, read by
+  // others only as an estimate. A line of its own: thieves read bottom_'s line at every steal,
+  // and the owner's stores here would miss each time if it were the same.
+  alignas(64) std::atomic<std::int64_t> held_{0};
+  std::int64_t publish_below_;  // owner only, set before the thread starts
 };
 
 }  // namespace mr::engine

@@ -224,7 +224,7 @@ void run_included(Task *parent, bool final_, void (*fn)(void *), void *data, Dep
 
 // The cut-off (create_task): this thread is an engine whose deque holds enough sparks for the
 // idle engines (mrengine's granularity test says "do not spark").
-bool enough_sparks() { return MR_engine_view_v3 != nullptr && !MR_par_cond_local_wsdeque_length(); }
+bool enough_sparks() { return MR_engine_view_v4 != nullptr && !MR_par_cond_local_wsdeque_length(); }
 
 // A new child of parent would be discarded (its region or its taskgroup is cancelled).
 bool created_cancelled(Task *parent) {

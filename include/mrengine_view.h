@@ -30,12 +30,13 @@ typedef struct MR_SparkArray {
  * four), and tests/check_granularity asserts every offset. It is read with libatomic_ops, so a
  * client compiles as C89 or C99 without <stdatomic.h>. Version 2 adds what the inline fork and
  * join need, and version 3 the running context's channel, which the inline MR_sync_term_init
- * stores in the sync term. A client compiled against version N reads MR_engine_view_vN, which
+ * stores in the sync term, and version 4 the published part of the deque (doc/design.md, H1). A client compiled against version N reads MR_engine_view_vN, which
  * only a library of version N defines, so that such a client fails to link (or to load)
  * against another version instead of running wrong. */
 typedef struct MR_EngineView {
   const volatile AO_t *deque_top;    /* offset 0: index of the oldest spark of the engine's deque */
-  const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark */
+  const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark, held or
+                                        published (version 4: before, only published ones) */
   AO_t spark_threshold;              /* offset 2 pointers: --granularity-factor x engines */
   AO_t version;                      /* offset 2 pointers + 1 AO_t: MR_ENGINE_VIEW_VERSION */
   /* version 2, from offset 2 pointers + 2 AO_t: */
@@ -49,15 +50,19 @@ typedef struct MR_EngineView {
   volatile AO_t *sparks_run_local;
   /* version 3: */
   volatile AO_t channel; /* the channel of the context running on the engine */
+  /* version 4: */
+  volatile AO_t *deque_published; /* one past the newest spark that thieves may take; the
+                                     sparks from there to deque_bottom are held by the owner */
+  AO_t publish_below;             /* sparks kept published while there are that many: engines - 1 */
 } MR_EngineView;
 
-#define MR_ENGINE_VIEW_VERSION 3
+#define MR_ENGINE_VIEW_VERSION 4
 
 /* The view of the engine running the current thread, or NULL on a thread that is not an engine.
  * Set by the runtime; never write it. MR_engine_view is version 1's name, kept for its clients;
- * MR_engine_view_v3 is the same pointer under the name of this version. */
+ * MR_engine_view_v4 is the same pointer under the name of this version. */
 MR_EXTERN extern __thread const MR_EngineView *MR_engine_view;
-MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v3
+MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v4
 #if defined(__GNUC__)
     __attribute__((tls_model("initial-exec")))
 #endif
@@ -88,7 +93,7 @@ MR_EXTERN void MR_fork_wake_v2(void);
  * if a join in between resumed the context on another engine, the test then reads the previous
  * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
 MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
-  const MR_EngineView *v = MR_engine_view_v3; /* initial-exec: no __tls_get_addr call in PIC */
+  const MR_EngineView *v = MR_engine_view_v4; /* initial-exec: no __tls_get_addr call in PIC */
   if (v == NULL) return 0;
   {
     AO_t bottom = AO_load(v->deque_bottom);
@@ -121,7 +126,7 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
  * on another engine's thread, and the kept address is then the old thread's. The volatile asm
  * with a memory clobber is neither hoisted, merged nor kept across a call, and it reads the
  * thread pointer itself (%fs on x86-64, TPIDR_EL0 on arm64): the initial-exec offset of
- * MR_engine_view_v3 from the GOT, then the word at thread pointer + offset. */
+ * MR_engine_view_v4 from the GOT, then the word at thread pointer + offset. */
 #if defined(MR_WEAK_VIEW_NOW)
 /* tests/weak/view.cpp, under GenMC (which runs no assembly): the harness names the view. */
 MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) { return MR_WEAK_VIEW_NOW(); }
@@ -130,7 +135,7 @@ MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
   const MR_EngineView *v;
 #if defined(__x86_64__)
   __asm__ __volatile__(
-      "movq MR_engine_view_v3@gottpoff(%%rip), %0\n\t"
+      "movq MR_engine_view_v4@gottpoff(%%rip), %0\n\t"
       "movq %%fs:(%0), %0"
       : "=r"(v)
       :
@@ -138,8 +143,8 @@ MR_FAST_INLINE_ const MR_EngineView *MR_view_now_(void) {
 #else
   unsigned long tp;
   __asm__ __volatile__(
-      "adrp %0, :gottprel:MR_engine_view_v3\n\t"
-      "ldr %0, [%0, #:gottprel_lo12:MR_engine_view_v3]\n\t"
+      "adrp %0, :gottprel:MR_engine_view_v4\n\t"
+      "ldr %0, [%0, #:gottprel_lo12:MR_engine_view_v4]\n\t"
       "mrs %1, tpidr_el0\n\t"
       "ldr %0, [%1, %0]"
       : "=&r"(v), "=&r"(tp)
@@ -186,8 +191,25 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
   }
 }
 
-/* The push of engine/wsdeque.hpp and the post-work check of engine/wake.hpp, with the same
- * orderings (doc/design.md, proofs D1 and P1). */
+/* engine/wsdeque.hpp's publication (H1) and the post-work check of engine/wake.hpp, with the same
+ * orderings (doc/design.md, proofs D1 and P1): after a push or a pop of the owner, with top t
+ * and h sparks, publish the oldest held ones while fewer than publish_below are published. */
+MR_FAST_INLINE_ void MR_publish_inline_(const MR_EngineView *v, AO_t t, AO_t h) {
+  volatile AO_t *bottom = v->deque_published;
+  AO_t want = t + v->publish_below, b = MR_RELAXED_LOAD_(bottom); /* owner's own field */
+  AO_t nb, w;
+  if ((long)(want - b) <= 0 || h == b) return; /* enough published, or nothing held */
+  nb = (long)(h - want) < 0 ? h : want;
+  /* store-release: the slots and the sparks' environments before the new bottom, for a
+   * thief's acquire load of bottom (D1). */
+  __atomic_store_n(bottom, nb, MR_ORDER_(VIEW_PUSH_BOTTOM, __ATOMIC_RELEASE));
+  /* seq_cst fence: proof P1 (publish the spark, then read the census). */
+  __atomic_thread_fence(MR_ORDER_(VIEW_POST_FENCE, __ATOMIC_SEQ_CST));
+  w = MR_RELAXED_LOAD_(v->census); /* relaxed: the fence orders it (P1) */
+  if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
+}
+
+/* The push of engine/wsdeque.hpp: the spark is held, and published if too few are (H1). */
 MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
   const MR_EngineView *v = MR_view_now_();
   /* relaxed: slow is a hint (section 13); the count is read only to catch a misuse. */
@@ -196,86 +218,91 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
     return;
   }
   {
-    volatile AO_t *bottom = (volatile AO_t *)v->deque_bottom;
-    AO_t b = MR_RELAXED_LOAD_(bottom); /* owner's own field */
-    /* acquire: pairs with a thief's CAS */
+    volatile AO_t *held = (volatile AO_t *)v->deque_bottom;
+    AO_t h = MR_RELAXED_LOAD_(held); /* owner's own field */
+    /* acquire: pairs with a thief's CAS (the slot it read may be reused below) */
     AO_t t = __atomic_load_n(v->deque_top, MR_ORDER_(VIEW_PUSH_TOP, __ATOMIC_ACQUIRE));
     MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
     MR_SparkSlot *s;
-    AO_t w;
-    if ((long)(b - t) > (long)a->mask) { /* full: the library grows the array */
+    if ((long)(h - t) > (long)a->mask) { /* full: the library grows the array */
       MR_fork_new_child(st, fn, env);
       return;
     }
-    s = &a->slots[b & a->mask];
-    /* relaxed: the store-release of bottom publishes them. */
+    s = &a->slots[h & a->mask];
+    /* relaxed: held, the owner's alone; a publication's store-release publishes them. */
     MR_RELAXED_STORE_(&s->fn, (AO_t)fn);
     MR_RELAXED_STORE_(&s->env, (AO_t)env);
     MR_RELAXED_STORE_(&s->st, (AO_t)st);
-    /* store-release: the slot and the spark's environment before the new bottom, for a thief's
-     * acquire load of bottom (D1). */
-    __atomic_store_n(bottom, b + 1, MR_ORDER_(VIEW_PUSH_BOTTOM, __ATOMIC_RELEASE));
+    MR_RELAXED_STORE_(held, h + 1); /* relaxed: others read it only as an estimate */
     MR_BUMP_(v->sparks_pushed);
-    /* seq_cst fence: proof P1 (publish the spark, then read the census). */
-    __atomic_thread_fence(MR_ORDER_(VIEW_POST_FENCE, __ATOMIC_SEQ_CST));
-    w = MR_RELAXED_LOAD_(v->census); /* relaxed: the fence orders it (P1) */
-    if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
+    MR_publish_inline_(v, t, h + 1);
   }
 }
 
 /* The owner's pop of engine/wsdeque.hpp, and engine/join.cpp's join loop: while the newest spark
  * on this engine's deque is one of st's, take it back and run it here; the branches run here
- * arrive together at the end. */
+ * arrive together at the end. A held spark is taken with plain loads and stores (H1); a
+ * published one with D1's fence, and its CAS if it is the last. */
 MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
   unsigned ran = 0;
   for (;;) {
-    const MR_EngineView *v = MR_view_now_();
-    volatile AO_t *top, *bottom;
+    const MR_EngineView *v;
+    volatile AO_t *top, *held, *bottom;
     MR_SparkArray *a;
     MR_SparkSlot *s;
-    AO_t b, t;
+    AO_t h, b, t;
     MR_TaskFn fn;
     void *env;
+    /* acquire: pairs with the other branches' release arrivals (their results become visible).
+     * If only the branches run here and the parent's own arrival are left, no spark of st is
+     * left anywhere and nobody else writes the counter: a relaxed store. */
+    if (__atomic_load_n(MR_ST_COUNT_(st), MR_ORDER_(VIEW_JOIN_LOAD, __ATOMIC_ACQUIRE)) == ran + 1) {
+      if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
+      return;
+    }
+    v = MR_view_now_();
     if (v == NULL || MR_RELAXED_LOAD_(&v->slow) != 0) break;
     top = (volatile AO_t *)v->deque_top;
-    bottom = (volatile AO_t *)v->deque_bottom;
-    b = MR_RELAXED_LOAD_(bottom) - 1;     /* owner's own field */
+    held = (volatile AO_t *)v->deque_bottom;
+    bottom = v->deque_published;
+    h = MR_RELAXED_LOAD_(held) - 1;       /* owner's own fields */
+    b = MR_RELAXED_LOAD_(bottom);         /* */
     a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
-    s = &a->slots[b & a->mask];
+    s = &a->slots[h & a->mask];
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
      * spark of another conjunction stays where it is. relaxed: a stale top only makes the deque
      * look fuller (the pop below decides), and the slot is the owner's own store. */
-    if ((long)(b - MR_RELAXED_LOAD_(top)) < 0 || (MR_SyncTerm *)MR_RELAXED_LOAD_(&s->st) != st)
-      break;
-    /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
-    __atomic_store_n(bottom, b, MR_ORDER_(VIEW_POP_BOTTOM, __ATOMIC_RELEASE));
-    /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
-     * miss each other for the last spark). */
-    __atomic_thread_fence(MR_ORDER_(VIEW_POP_FENCE, __ATOMIC_SEQ_CST));
     t = MR_RELAXED_LOAD_(top);
-    if ((long)(t - b) > 0) { /* a thief took it */
-      MR_RELAXED_STORE_(bottom, b + 1);
-      break;
-    }
+    if ((long)(h - t) < 0 || (MR_SyncTerm *)MR_RELAXED_LOAD_(&s->st) != st) break;
     fn = (MR_TaskFn)MR_RELAXED_LOAD_(&s->fn); /* the owner's own stores */
     env = (void *)MR_RELAXED_LOAD_(&s->env);
-    if (t == b) { /* the last spark: race the thieves for it */
-      /* CAS seq_cst on success (part of proof D1), relaxed on failure. */
-      int won = __atomic_compare_exchange_n(
-          top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
-      MR_RELAXED_STORE_(bottom, b + 1);
-      if (!won) break;
+    if ((long)(h - b) >= 0) { /* held: no thief reads at or above the published bottom (H1) */
+      MR_RELAXED_STORE_(held, h);
+      MR_publish_inline_(v, t, h); /* a thief may have taken the published ones */
+    } else {
+      /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
+      __atomic_store_n(bottom, h, MR_ORDER_(VIEW_POP_BOTTOM, __ATOMIC_RELEASE));
+      /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
+       * miss each other for the last spark). */
+      __atomic_thread_fence(MR_ORDER_(VIEW_POP_FENCE, __ATOMIC_SEQ_CST));
+      t = MR_RELAXED_LOAD_(top);
+      if ((long)(t - h) > 0) { /* a thief took it */
+        MR_RELAXED_STORE_(bottom, h + 1);
+        break;
+      }
+      MR_RELAXED_STORE_(held, h);
+      if (t == h) { /* the last spark: race the thieves for it */
+        /* CAS seq_cst on success (part of proof D1), relaxed on failure. */
+        int won = __atomic_compare_exchange_n(
+            top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
+        MR_RELAXED_STORE_(bottom, h + 1);
+        MR_RELAXED_STORE_(held, h + 1);
+        if (!won) break;
+      }
     }
     MR_BUMP_(v->sparks_run_local);
     fn(env);
     ran++;
-  }
-  /* acquire: pairs with the other branches' release arrivals (their results become visible).
-   * If only the branches run here and the parent's own arrival are left, nobody else writes the
-   * counter: a relaxed store. */
-  if (__atomic_load_n(MR_ST_COUNT_(st), MR_ORDER_(VIEW_JOIN_LOAD, __ATOMIC_ACQUIRE)) == ran + 1) {
-    if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
-    return;
   }
   /* Branches still running elsewhere (or stolen, or another conjunction's spark, or not an
    * engine, or slow): the library arrives for the ran branches and waits. */

@@ -9,8 +9,9 @@
 #include "mrengine.h"
 #include "testutil.h"
 
-/* The layout: version 1's four fields, then version 2's six, then version 3's channel. These
- * offsets are part of the ABI and never change. */
+/* The layout: version 1's four fields, then version 2's six, then version 3's channel, then
+ * version 4's published bottom and publication count. These offsets are part of the ABI and
+ * never change. */
 START_TEST(test_view_layout_is_frozen) {
   const size_t p = sizeof(void *), w = sizeof(AO_t);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_top), 0);
@@ -24,10 +25,12 @@ START_TEST(test_view_layout_is_frozen) {
   ck_assert_uint_eq(offsetof(MR_EngineView, sparks_pushed), 4 * p + 4 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, sparks_run_local), 5 * p + 4 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, channel), 6 * p + 4 * w);
-  ck_assert_uint_eq(sizeof(MR_EngineView), 6 * p + 5 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_published), 6 * p + 5 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, publish_below), 7 * p + 5 * w);
+  ck_assert_uint_eq(sizeof(MR_EngineView), 7 * p + 6 * w);
   ck_assert_uint_eq(sizeof(MR_SparkSlot), 3 * w);
   ck_assert_uint_eq(offsetof(MR_SparkArray, slots), w + p);
-  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 3);
+  ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 4);
 }
 END_TEST
 
@@ -39,7 +42,7 @@ START_TEST(test_threshold_is_factor_times_engines) {
   ck_assert_ptr_nonnull(MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->spark_threshold, 3);
   ck_assert_uint_eq(MR_engine_view->version, MR_ENGINE_VIEW_VERSION);
-  ck_assert_ptr_eq(MR_engine_view_v3, MR_engine_view);
+  ck_assert_ptr_eq(MR_engine_view_v4, MR_engine_view);
   ck_assert_uint_eq(MR_engine_view->engine, 0);
   MR_SyncTerm st;
   MR_sync_term_init(&st, 6);

@@ -8,6 +8,9 @@
 //                   LOG_CAPACITY=1 (a deque of 2) the third push grows the array under them;
 //   SCENARIO_RACE   push, pop and steal all at once (doc/design.md, D1: a thief that reads
 //                   bottom from pop's store is ordered after the pushes by that store's release).
+// PUBLISH_BELOW=N  keeps only N sparks published and holds the rest (H1); the owner publishes
+//                   again after each pop, as the engine does, so a thief may take a spark that
+//                   was held when it was pushed. By default every push publishes.
 #ifndef SCENARIO_PUBLISH
 #ifndef SCENARIO_RACE
 #define SCENARIO_LAST
@@ -28,6 +31,9 @@
 #endif
 #ifndef LOG_CAPACITY
 #define LOG_CAPACITY 3
+#endif
+#ifndef PUBLISH_BELOW
+#define PUBLISH_BELOW WsDeque::kAlwaysPublish
 #endif
 
 using mr::engine::Join;
@@ -58,7 +64,10 @@ void *owner(void *) {
   pushed.store(true, std::memory_order_release);
 #ifndef SCENARIO_PUBLISH
   Task t;
-  while (deque->pop(t)) take(t);
+  while (deque->pop(t)) {
+    take(t);
+    deque->publish();
+  }
 #endif
   return nullptr;
 }
@@ -77,7 +86,7 @@ void *thief(void *) {
 }  // namespace
 
 int main() {
-  deque = new WsDeque(LOG_CAPACITY);
+  deque = new WsDeque(LOG_CAPACITY, PUBLISH_BELOW);
   pthread_t o, th[THIEVES];
   pthread_create(&o, nullptr, owner, nullptr);
   for (pthread_t &x : th) pthread_create(&x, nullptr, thief, nullptr);

@@ -63,7 +63,7 @@ bool work_there() {
 #ifdef SCENARIO_SHUTDOWN
   return shutdown.load(std::memory_order_relaxed);
 #elif defined(SCENARIO_SPARK)
-  return deque->size_estimate() > 0;
+  return deque->published_estimate() > 0;
 #else
   return queued.load(std::memory_order_relaxed) != 0;
 #endif

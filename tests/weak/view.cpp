@@ -8,7 +8,8 @@
 // the census, runs the sleep fence and looks once more; the fork's post-work check must wake
 // it, or its look must find the spark. With SCENARIO_LIBRARY_PUSH the branches are pushed by
 // the library's deque push alone, with no fence after it (as join.cpp pushes a spark back), and
-// joined inline.
+// joined inline. PUBLISH_BELOW (default 1) is the number of sparks kept published (H1): with 1
+// the first branch is published and the others held until a thief takes the published one.
 #include "harness.hpp"
 
 #undef MR_NO_INLINE_FORKS  // check_weak.sh's default: the library's calls
@@ -26,6 +27,12 @@ const MR_EngineView *mr_weak_view_now();
 
 #ifndef BRANCHES
 #define BRANCHES 2
+#endif
+#ifndef PUBLISH_BELOW
+#define PUBLISH_BELOW 1
+#endif
+#ifndef STEALS
+#define STEALS 2
 #endif
 
 // The context record, as far as J1 goes: the parent's saved continuation.
@@ -100,8 +107,8 @@ void *owner(void *) {
   for (std::intptr_t i = 1; i <= BRANCHES; i++)
     deque->push(Task{branch, reinterpret_cast<void *>(i), reinterpret_cast<Join *>(&st)});
 #else
-  MR_fork_new_child(&st, branch, reinterpret_cast<void *>(std::intptr_t{1}));
-  if (BRANCHES > 1) MR_fork_new_child(&st, branch, reinterpret_cast<void *>(std::intptr_t{2}));
+  for (std::intptr_t i = 1; i <= BRANCHES; i++)
+    MR_fork_new_child(&st, branch, reinterpret_cast<void *>(i));
 #endif
   branch(nullptr);
   MR_join_and_continue(&st);
@@ -135,8 +142,8 @@ void *thief(void *) {
   else
     slept = true;
 #else
-  if (deque->steal(t) == WsDeque::Steal::TAKEN) run_stolen(t);
-  if (deque->steal(t) == WsDeque::Steal::TAKEN) run_stolen(t);
+  for (int k = 0; k < STEALS; k++)
+    if (deque->steal(t) == WsDeque::Steal::TAKEN) run_stolen(t);
 #endif
   return nullptr;
 }
@@ -144,9 +151,11 @@ void *thief(void *) {
 }  // namespace
 
 int main() {
-  deque = new WsDeque(3);
+  deque = new WsDeque(3, PUBLISH_BELOW);
   view.deque_top = static_cast<const volatile AO_t *>(deque->top_address());
-  view.deque_bottom = static_cast<const volatile AO_t *>(deque->bottom_address());
+  view.deque_bottom = static_cast<const volatile AO_t *>(deque->held_address());
+  view.deque_published = static_cast<volatile AO_t *>(const_cast<void *>(deque->bottom_address()));
+  view.publish_below = PUBLISH_BELOW;
   view.version = MR_ENGINE_VIEW_VERSION;
   view.deque_array = static_cast<MR_SparkArray *const volatile *>(deque->array_address());
   view.census = &census;
@@ -159,7 +168,7 @@ int main() {
   pthread_join(th, nullptr);
 #ifdef SCENARIO_SLEEP
   // No lost wake-up: the thief does not sleep unwoken while the spark waits in the deque.
-  assert(!(slept && !woken.load(std::memory_order_relaxed) && deque->size_estimate() > 0));
+  assert(!(slept && !woken.load(std::memory_order_relaxed) && deque->published_estimate() > 0));
 #else
   for (auto &n : runs) assert(n.load(std::memory_order_relaxed) == 1);
   assert(resumed.load(std::memory_order_relaxed) == 1);
