@@ -140,8 +140,8 @@ int code_of(int err) {
   }
 }
 
-// A thread that is not an engine (or the runtime not running): an epoll instance of its own for
-// this one wait, so that a descriptor epoll refuses gets the codes a context gets (MR_EBADF for
+// A thread that is not an engine (or the runtime not running), or a poll (a zero time-out) from
+// anywhere: an epoll instance of its own for this one wait, so that a descriptor epoll refuses gets the codes a context gets (MR_EBADF for
 // -1 or a closed one, MR_ENOTPOLL for a regular file or a directory) rather than poll(2)'s
 // answers (it skips a negative fd and calls a file always ready).
 int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
@@ -298,8 +298,11 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
   int other = 0;
   if (int rc = fd_claim(fd, events, in_context, &other); rc != 0) return rc;
-  int rc = in_context ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
-                      : wait_fd_thread(fd, events, timeout_ns);
+  // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its
+  // own way would arm a timer due at once, which another engine could fire before this one read
+  // its instance: a ready descriptor would be reported as timed out.)
+  int rc = in_context && timeout_ns != 0 ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
+                                         : wait_fd_thread(fd, events, timeout_ns);
   fd_release(fd, events, in_context);
   return rc;
 }
