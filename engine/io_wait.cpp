@@ -141,9 +141,10 @@ int code_of(int err) {
 }
 
 // A thread that is not an engine (or the runtime not running), or a poll (a zero time-out) from
-// anywhere: an epoll instance of its own for this one wait, so that a descriptor epoll refuses gets the codes a context gets (MR_EBADF for
-// -1 or a closed one, MR_ENOTPOLL for a regular file or a directory) rather than poll(2)'s
-// answers (it skips a negative fd and calls a file always ready).
+// anywhere: an epoll instance of its own for this one wait, so that a descriptor epoll refuses
+// gets the codes a context gets (MR_EBADF for -1 or a closed one, MR_ENOTPOLL for a regular file
+// or a directory) rather than poll(2)'s answers (it skips a negative fd and calls a file always
+// ready).
 int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
   // Checked first: a closed fd's number would be the new epoll instance's own.
   if (fcntl(fd, F_GETFD) < 0) return MR_EBADF;
