@@ -3,9 +3,9 @@
 
 #include "fd_claims.hpp"
 
-#include <iterator>
-#include <mutex>
-#include <unordered_map>
+#include <atomic>
+#include <cstdint>
+#include <new>
 
 #include "mrengine.h"
 
@@ -13,62 +13,103 @@ namespace mr::engine {
 
 namespace {
 
-// One lock and a map from descriptor to the directions waited on: a claim is made once per wait,
-// beside an epoll_ctl system call, so a lock costs nothing that shows. Process-wide (not the
-// runtime's): threads wait on descriptors with no runtime too. Function-local, so that it is
-// made before its first use whatever the order of static initialisation.
-struct Held {
-  int contexts = 0, threads = 0;  // the directions waited on by contexts, by threads
-};
-struct Claims {
-  std::mutex lock;
-  std::unordered_map<int, Held> held;  // under lock; a descriptor with no waiter has no entry
+// One byte per descriptor number: the directions contexts wait on (MR_FD_READ, MR_FD_WRITE) and,
+// shifted by kThreadShift, those threads wait on. A claim is a CAS on its byte and a release a
+// fetch_and: no lock and no allocation per wait (a map under a lock was 30% of bench/echo's
+// instructions, doc/design.md section 23). The bytes are in blocks of 2^16
+// descriptors, made at the first claim in their range and kept until the process ends: 64 KiB
+// for a process whose descriptors are below 65536, and every int has its block. Process-wide
+// (not the runtime's): threads wait on descriptors with no runtime too.
+constexpr int kThreadShift = 2;
+constexpr int kBlockBits = 16;
+constexpr std::size_t kBlockSize = std::size_t{1} << kBlockBits;
+constexpr std::size_t kBlocks = (std::size_t{INT32_MAX} >> kBlockBits) + 1;
+struct Block {
+  std::atomic<std::uint8_t> bits[kBlockSize];
 };
 
-Claims &claims() {
-  static Claims c;
-  return c;
+std::atomic<Block *> g_blocks[kBlocks];  // zero-initialised: no block yet
+
+int held_of(std::uint8_t bits) {
+  return (bits | bits >> kThreadShift) & (MR_FD_READ | MR_FD_WRITE);
+}
+
+// fd's byte, made with its block if need be (nullptr: no memory). Any thread.
+std::atomic<std::uint8_t> *byte_of(int fd) {
+  std::atomic<Block *> &slot = g_blocks[static_cast<unsigned>(fd) >> kBlockBits];
+  // acquire: pairs with the release of the CAS that published the block, so that its zeroed
+  // bytes are seen.
+  Block *b = slot.load(std::memory_order_acquire);
+  if (!b) {
+    auto *made = new (std::nothrow) Block{};
+    if (!made) return nullptr;
+    // acq_rel: release publishes the zeroed block; acquire (on failure too) sees the winner's.
+    if (slot.compare_exchange_strong(b, made, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      b = made;
+    } else {
+      delete made;
+    }
+  }
+  return &b->bits[static_cast<unsigned>(fd) & (kBlockSize - 1)];
+}
+
+template <typename F>
+void for_each_byte(F f) {
+  for (std::atomic<Block *> &slot : g_blocks) {
+    // acquire: as in byte_of.
+    Block *b = slot.load(std::memory_order_acquire);
+    if (b)
+      for (std::atomic<std::uint8_t> &x : b->bits) f(x);
+  }
 }
 
 }  // namespace
 
 int fd_claim(int fd, int events, bool context, int *other) {
-  Claims &c = claims();
-  std::lock_guard<std::mutex> g(c.lock);
-  Held &h = c.held[fd];
-  const int held = h.contexts | h.threads;
-  if (held & events) return MR_EINUSE;  // h had an entry: it holds a direction
-  (context ? h.contexts : h.threads) |= events;
-  *other = held;
+  *other = 0;
+  if (fd < 0) return 0;  // no descriptor to share: the wait answers MR_EBADF
+  std::atomic<std::uint8_t> *x = byte_of(fd);
+  if (!x) return MR_ENOMEM;
+  const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);
+  // relaxed: only a first guess for the CAS.
+  std::uint8_t bits = x->load(std::memory_order_relaxed);
+  do {
+    if (held_of(bits) & events) return MR_EINUSE;
+    // acquire: pairs with the release of the last fd_release of these directions, so that the
+    // previous waiter's wait (its epoll_ctl calls) comes before ours, as a lock's would.
+    // relaxed on failure: we try again with what we read.
+  } while (!x->compare_exchange_weak(bits, static_cast<std::uint8_t>(bits | mine),
+                                     std::memory_order_acquire, std::memory_order_relaxed));
+  *other = held_of(bits);
   return 0;
 }
 
 void fd_release(int fd, int events, bool context) {
-  Claims &c = claims();
-  std::lock_guard<std::mutex> g(c.lock);
-  auto it = c.held.find(fd);
-  if (it == c.held.end()) return;
-  (context ? it->second.contexts : it->second.threads) &= ~events;
-  if ((it->second.contexts | it->second.threads) == 0) c.held.erase(it);
+  if (fd < 0) return;
+  // acquire: as in byte_of; the claim made the block, so it is there.
+  Block *b = g_blocks[static_cast<unsigned>(fd) >> kBlockBits].load(std::memory_order_acquire);
+  const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);
+  // release: pairs with the next claim's acquire (fd_claim).
+  b->bits[static_cast<unsigned>(fd) & (kBlockSize - 1)].fetch_and(static_cast<std::uint8_t>(~mine),
+                                                                  std::memory_order_release);
 }
 
 void fd_claims_forget_contexts() {
-  Claims &c = claims();
-  std::lock_guard<std::mutex> g(c.lock);
-  for (auto it = c.held.begin(); it != c.held.end();) {
-    it->second.contexts = 0;
-    it = it->second.threads == 0 ? c.held.erase(it) : std::next(it);
-  }
+  for_each_byte([](std::atomic<std::uint8_t> &x) {
+    // relaxed: with no engine running, no context claims or releases; a thread's bits are kept.
+    if (x.load(std::memory_order_relaxed) & (MR_FD_READ | MR_FD_WRITE))
+      x.fetch_and(static_cast<std::uint8_t>(~(MR_FD_READ | MR_FD_WRITE)),
+                  std::memory_order_relaxed);
+  });
 }
 
-void fd_claims_fork_prepare() { claims().lock.lock(); }
-
-void fd_claims_fork_parent() { claims().lock.unlock(); }
-
 void fd_claims_fork_child() {
-  Claims &c = claims();
-  c.held.clear();
-  c.lock.unlock();  // taken by this thread in fd_claims_fork_prepare
+  for_each_byte([](std::atomic<std::uint8_t> &x) {
+    // relaxed: the child has one thread, which was not waiting. Stored only where a bit is set,
+    // so that the child does not copy the pages of blocks it does not change.
+    if (x.load(std::memory_order_relaxed) != 0) x.store(0, std::memory_order_relaxed);
+  });
 }
 
 }  // namespace mr::engine

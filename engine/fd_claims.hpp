@@ -19,12 +19,9 @@ void fd_release(int fd, int events, bool context);
 // dropped while it waited never gives its claim back. With no engine running.
 void fd_claims_forget_contexts();
 
-// Around a fork() (fork.cpp): prepare takes the table's lock, so that no other thread is halfway
-// through a change when the process is copied; parent gives it back; child empties the table
-// (every waiter of the parent is gone: the child's one thread was not waiting) and gives it back,
-// since it is the forking thread that holds it.
-void fd_claims_fork_prepare();
-void fd_claims_fork_parent();
+// In the child of a fork() (fork.cpp): empty the table (every waiter of the parent is gone: the
+// child's one thread was not waiting). A claim or a release is one atomic operation, so no
+// other thread can have been halfway through one when the process was copied.
 void fd_claims_fork_child();
 
 }  // namespace mr::engine

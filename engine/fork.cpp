@@ -25,10 +25,6 @@ namespace mr::engine {
 
 namespace {
 
-void before_fork() { fd_claims_fork_prepare(); }
-
-void in_parent() { fd_claims_fork_parent(); }
-
 void in_child() {
   fd_claims_fork_child();
   contexts_forget_after_fork();
@@ -45,7 +41,7 @@ void in_child() {
 
 void watch_forks() {
   // A function-local static: registered once whichever thread starts a runtime first.
-  static const int rc = pthread_atfork(before_fork, in_parent, in_child);
+  static const int rc = pthread_atfork(nullptr, nullptr, in_child);
   MR_CHECK(rc == 0, "cannot register the fork handlers (pthread_atfork)");
 }
 

@@ -33,6 +33,9 @@ struct FdWaiter {
   Context *ctx = nullptr;
   std::atomic<int> state{kFdWaiting};
   std::uint32_t revents = 0;  // written before the CAS to kFdReady (release)
+  // Set by E's dispatch, on E, which the context runs on too: E's epoll_wait reported the
+  // registration, which EPOLLONESHOT has therefore disabled.
+  bool reported = false;
   Timer timer{};
   // Set (release, fd_timer_finish) by the time-out's fire function as its last access to the
   // record: a context whose cancel says the timer fired waits for it before its frame goes.
@@ -61,6 +64,7 @@ int epoll_wait_ns(int ep, epoll_event *ev, int n, const struct timespec *tp) {
 // the engine the context waits on (its park, or io_idle).
 void ready(FdWaiter *w, std::uint32_t revents) {
   Context *c = w->ctx;  // the last read of *w unless we win
+  w->reported = true;
   w->revents = revents;
   if (fd_ready_wins(w->state))  // acq_rel: publishes revents to the context
     schedule(c);  // bound to this engine: its queue, or CONTEXT to itself if it is SLEEPING
@@ -140,10 +144,11 @@ int code_of(int err) {
   }
 }
 
-// A thread that is not an engine (or the runtime not running): an epoll instance of its own for
-// this one wait, so that a descriptor epoll refuses gets the codes a context gets (MR_EBADF for
-// -1 or a closed one, MR_ENOTPOLL for a regular file or a directory) rather than poll(2)'s
-// answers (it skips a negative fd and calls a file always ready).
+// A thread that is not an engine (or the runtime not running), or a poll (a zero time-out) from
+// anywhere: an epoll instance of its own for this one wait, so that a descriptor epoll refuses
+// gets the codes a context gets (MR_EBADF for -1 or a closed one, MR_ENOTPOLL for a regular file
+// or a directory) rather than poll(2)'s answers (it skips a negative fd and calls a file always
+// ready).
 int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
   // Checked first: a closed fd's number would be the new epoll instance's own.
   if (fcntl(fd, F_GETFD) < 0) return MR_EBADF;
@@ -215,10 +220,16 @@ namespace {
 // Register fd for w in io's instance, or, when fd is there already (a waiter of this engine
 // waits on it for the other direction, which fd_claims allows), a duplicate of it: epoll keys
 // its entries by descriptor number. Returns the descriptor registered, or an MR_E* code (< 0).
+// With no other waiter on fd, a registration an earlier wait left (disabled) is armed again
+// (EPOLL_CTL_MOD): nobody else can be using it.
 int register_fd(IoEngine *io, int fd, int events, bool other_waits, FdWaiter *w) {
   epoll_event ev{};
   ev.events = to_epoll(events) | EPOLLONESHOT;
   ev.data.ptr = w;
+  if (!other_waits) {
+    if (epoll_ctl(io->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return fd;
+    if (errno != ENOENT) return code_of(errno);
+  }
   if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) return fd;
   if (errno != EEXIST || !other_waits) return code_of(errno);
   int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -272,10 +283,13 @@ int wait_fd_context(Engine *e, int fd, int events, bool other_waits, std::int64_
                  return false;
                });
   // On e again (bound): no dispatch on this engine runs while we do, and ONESHOT reported w at
-  // most once; take the descriptor out of the instance so that it may be waited on again.
+  // most once. A registration e reported is disabled: fd stays in the instance, and the next
+  // wait on fd here arms it again (one system call a wait, not an add and a delete). One still
+  // armed (the time-out won) points at w, which is going, and a duplicate's number is closed
+  // now: out of the instance.
   self->bound = was_bound;
   if (reg >= 0) {
-    (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
+    if (reg != fd || !w.reported) (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
     if (reg != fd) close(reg);
     io->waiters--;
   }
@@ -298,8 +312,11 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
   int other = 0;
   if (int rc = fd_claim(fd, events, in_context, &other); rc != 0) return rc;
-  int rc = in_context ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
-                      : wait_fd_thread(fd, events, timeout_ns);
+  // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its
+  // own way would arm a timer due at once, which another engine could fire before this one read
+  // its instance: a ready descriptor would be reported as timed out.)
+  int rc = in_context && timeout_ns != 0 ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
+                                         : wait_fd_thread(fd, events, timeout_ns);
   fd_release(fd, events, in_context);
   return rc;
 }

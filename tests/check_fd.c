@@ -1,7 +1,8 @@
 /* check_fd.c: MR_wait_fd. Pipes become readable while contexts wait (on every engine, from a
  * thread that is not an engine), time-outs, a read and a write waiter on one descriptor (one
  * engine or two) and a second reader refused, every error code,
- * MR_shutdown_now while contexts wait, and a loopback TCP echo (127.0.0.1 only) with 100
+ * MR_shutdown_now while contexts wait, polls (a time-out of 0) that report a ready descriptor
+ * ready from two engines at once, and a loopback TCP echo (127.0.0.1 only) with 100
  * connections, a context per connection on both sides, every byte checked; a signal handed to a
  * context through a self-pipe (doc/api.md, "Signal handlers"). */
 #define _GNU_SOURCE
@@ -60,6 +61,55 @@ START_TEST(test_pipe_ready_and_timeout) {
   ck_assert(MR_wait_fd(pipe_fds[1], MR_FD_WRITE, 1000 * MS) & MR_FD_ERROR);
   close(pipe_fds[1]);
   ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- a zero time-out is a poll: a ready descriptor is always reported ready ---- */
+/* A time-out of 0 used to arm a timer due at once; the other engine, passing its idle loop,
+ * could fire it before the waiting engine read its epoll instance, and report a ready
+ * descriptor as timed out. A poller on each engine, so that each passes its idle loop often and
+ * may take the other's overdue timers. */
+static int poll_ready[2][2], poll_empty[2][2]; /* a ready and an empty pipe per poller */
+static int poll_rounds;
+static atomic_int poll_wrong, poll_slow;
+
+static void poller(void *arg) {
+  const int *ready = poll_ready[(intptr_t)arg], *empty = poll_empty[(intptr_t)arg];
+  for (int i = 0; i < poll_rounds; i++) {
+    if (MR_wait_fd(ready[0], MR_FD_READ, 0) != MR_FD_READ) atomic_fetch_add(&poll_wrong, 1);
+    if (MR_wait_fd(ready[1], MR_FD_WRITE, 0) != MR_FD_WRITE) atomic_fetch_add(&poll_wrong, 1);
+    uint64_t t0 = MR_now();
+    if (MR_wait_fd(empty[0], MR_FD_READ, 0) != 0) atomic_fetch_add(&poll_wrong, 1);
+    /* Promptly: nothing is waited for (a second is far beyond any scheduling delay). */
+    if (MR_now() - t0 > 1000 * (uint64_t)MS) atomic_fetch_add(&poll_slow, 1);
+  }
+}
+
+START_TEST(test_poll_ready) {
+  poll_rounds = MR_TEST_SCALE(20000);
+  start_fd(2, 0);
+  for (int p = 0; p < 2; p++) {
+    ck_assert_int_eq(pipe2(poll_ready[p], O_NONBLOCK), 0);
+    ck_assert_int_eq(pipe2(poll_empty[p], O_NONBLOCK), 0);
+    ck_assert_int_eq(write(poll_ready[p][1], "x", 1), 1);
+  }
+  atomic_store(&poll_wrong, 0);
+  atomic_store(&poll_slow, 0);
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = 1;
+  ck_assert_int_eq(MR_spawn(poller, (void *)(intptr_t)1, &o), 0);
+  ck_assert_int_eq(MR_engine_id(), 0);
+  poller((void *)(intptr_t)0); /* this context, on engine 0 */
+  ck_assert_int_eq(MR_shutdown(), 0);
+  const int wrong = atomic_load(&poll_wrong), slow = atomic_load(&poll_slow);
+  ck_assert_int_eq(wrong, 0);
+  ck_assert_int_eq(slow, 0);
+  for (int p = 0; p < 2; p++)
+    for (int i = 0; i < 2; i++) {
+      close(poll_ready[p][i]);
+      close(poll_empty[p][i]);
+    }
 }
 END_TEST
 
@@ -442,6 +492,7 @@ int main(void) {
   Suite *s = suite_create("fd");
   TCase *tc = mr_tcase("fd", 120);
   tcase_add_test(tc, test_pipe_ready_and_timeout);
+  tcase_add_test(tc, test_poll_ready);
   tcase_add_test(tc, test_two_waiters);
   tcase_add_test(tc, test_foreign_thread);
   tcase_add_test(tc, test_thread_codes);
