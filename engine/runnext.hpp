@@ -33,13 +33,23 @@ inline std::uintptr_t fill_runnext(std::atomic<std::uintptr_t> &slot, std::uintp
   return old;
 }
 
-// Called only by the slot's engine: take the context in the slot, if any.
-inline Context *take_runnext(std::atomic<std::uintptr_t> &slot) {
-  // relaxed pre-check (the slot is usually empty). The exchange is relaxed: it reads the
-  // owner's own store (program order: the owner had the context's saved continuation before it
-  // put it there, section 14 keeps an engine on its thread), or a thief's 0.
-  if (slot.load(std::memory_order_relaxed) == 0) return nullptr;
-  std::uintptr_t x = slot.exchange(0, std::memory_order_relaxed);
+// Called only by the slot's engine: take the context in the slot, if any. `alone`: no other
+// engine exists, so no thief either.
+inline Context *take_runnext(std::atomic<std::uintptr_t> &slot, bool alone = false) {
+  // relaxed load: the owner's own last store (program order: the owner had the context's saved
+  // continuation before it put it there, section 14 keeps an engine on its thread), or a
+  // thief's 0.
+  std::uintptr_t x = slot.load(std::memory_order_relaxed);
+  if (x == 0) return nullptr;
+  if ((x & kRunnextBound) != 0 || alone) {
+    // A thief only ever replaces an unbound word (its CAS expects one), so a bound word stays
+    // until the owner's own next store: a plain store empties it. relaxed, as the load.
+    slot.store(0, std::memory_order_relaxed);
+  } else {
+    // An unbound word may be taken by a thief meanwhile: the exchange decides. relaxed, as the
+    // load (a thief's 0 carries nothing).
+    x = slot.exchange(0, std::memory_order_relaxed);
+  }
   return reinterpret_cast<Context *>(x & ~kRunnextBound);
 }
 

@@ -90,6 +90,35 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
   leave_context(self, std::move(e->sched), e->sched_san, publish);
 }
 
+// How many hand-offs in a row an engine makes before it goes through its scheduler (suspend_self).
+constexpr unsigned kMaxHandoffs = 64;
+
+// Called only by the context running on engine e, about to suspend (suspend_self): the context
+// to switch straight to, from e->next_ctx or the hand-off slot, or nullptr for the scheduler.
+[[gnu::always_inline]] inline Context *handoff_target(Engine *e, int queued_at) {
+  const Runtime *rt = g_rt;
+  // relaxed flags: the scheduler, reached instead, reads them again.
+  if (e->handoffs >= kMaxHandoffs || e->bound.maybe_nonempty() ||
+      rt->closing.load(std::memory_order_relaxed) || rt->shutdown.load(std::memory_order_relaxed))
+    return nullptr;
+  Context *next = e->next_ctx;
+  if (next)
+    e->next_ctx = nullptr;
+  else if (!(next = take_runnext(e->runnext, rt->n == 1)))
+    return nullptr;
+  // A context that a closed channel drops goes to its queue too: the scheduler drops it. Levels
+  // are compared only when a channel holds a context or self is queued (a yield): otherwise
+  // nothing waits above next's level, nor at self's.
+  bool waits = dropped_by_close(next);
+  if (!waits && (queued_at < kLevels || rt->channels.work() != 0)) {
+    const int level = rt->channels.level(queue_channel(next));
+    waits = queued_above(level) || queued_at < level;
+  }
+  if (!waits) return next;
+  enqueue(next);  // it waits its turn in its queue
+  return nullptr;
+}
+
 // Called only by the context running on engine e: suspend it until someone resumes it.
 // `publish(self)` runs on the scheduler's stack once self is saved, so it may make self findable
 // by whoever will resume it (J1); if it returns true instead, self is run again at once. Joins,
@@ -104,32 +133,13 @@ void switch_to_scheduler(Engine *e, Context *self, F publish) {
 // notifications) however two contexts keep handing the engine to each other. `queued_at` is the
 // level `publish` queues self at (a yield), or kLevels when self waits for something: the slot's
 // context does not go ahead of self's own level either.
-constexpr unsigned kMaxHandoffs = 64;
 template <class F>
 void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int queued_at = kLevels) {
   Context *self = e->current;
   MR_CHECK(self != nullptr, what);
   self->suspended = true;
   note(e, Event::contexts_suspended);
-  Context *next = nullptr;
-  // relaxed flags: the scheduler, reached instead, reads them again.
-  if (e->handoffs < kMaxHandoffs && !e->bound.maybe_nonempty() &&
-      !g_rt->closing.load(std::memory_order_relaxed) &&
-      !g_rt->shutdown.load(std::memory_order_relaxed)) {
-    next = e->next_ctx;
-    if (next)
-      e->next_ctx = nullptr;
-    else
-      next = take_runnext(e->runnext);
-    if (next) {
-      const int level = g_rt->channels.level(queue_channel(next));
-      // A context that a closed channel drops goes to its queue too: the scheduler drops it.
-      if (queued_above(level) || queued_at < level || dropped_by_close(next)) {
-        enqueue(next);  // it waits its turn in its queue
-        next = nullptr;
-      }
-    }
-  }
+  Context *next = handoff_target(e, queued_at);
   trace::on_stop(e, self, why);
   if (next) {
     e->handoffs++;

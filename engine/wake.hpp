@@ -37,10 +37,13 @@ void wake_for_work(int origin);
 
 // The post-work check, after work was published from engine `origin` (-1: from a thread that is
 // not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
-// thread. Inline: it is on the path of every spark.
+// thread. Inline: it is on the path of every spark. An engine that is the runtime's only one
+// skips it: nobody else could sleep or take the work (P1, "The only engine").
 inline void work_posted(int origin) {
+  const Runtime *rt = g_rt;
+  if (origin >= 0 && rt->n == 1) return;
   post_work_fence();  // proof P1 (publish the work, then read the census)
-  std::uint64_t w = g_rt->census.load();
+  std::uint64_t w = rt->census.load();
   if (Census::nobody_to_wake(w)) return;
   wake_for_work(origin);
 }

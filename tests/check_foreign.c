@@ -119,6 +119,28 @@ static void *spawner(void *arg) {
   return NULL;
 }
 
+/* The only engine asleep, work posted by a thread that is not an engine (a blocking region's
+ * backup thread): the post-work check wakes it. An engine of a one-engine runtime skips the check
+ * (doc/design.md P1, "The only engine"); a thread that is not an engine must not. */
+static void signal_one(void *arg) { MR_future_signal((MR_Future *)arg, 1); }
+
+START_TEST(test_foreign_wakes_only_engine) {
+  mr_test_start(1, NULL);
+  uint64_t sleeps = MR_TEST_STAT(sleeps);
+  MR_blocking_begin();
+  for (int rep = 0; rep < 20; rep++) {
+    pause_us(2000); /* the engine, with nothing to do, falls asleep */
+    MR_Future f;
+    MR_future_init(&f);
+    ck_assert_int_eq(MR_spawn(signal_one, &f, NULL), 0);
+    ck_assert_uint_eq(MR_future_wait(&f), 1);
+  }
+  MR_blocking_end();
+  ck_assert_uint_gt(MR_TEST_STAT(sleeps), sleeps);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* The injector is first in first out, also when its ring wraps round and grows with sparks in
  * it. One engine, kept busy by the primordial context while a foreign thread injects a batch, so
  * that the whole batch is queued at once; then the primordial context leaves the engine (a
@@ -191,6 +213,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_foreign_sparks_run_once, 0, 3);
   tcase_add_loop_test(tc, test_foreign_nested_conjunction, 0, 2);
   tcase_add_test(tc, test_foreign_join_alone);
+  tcase_add_test(tc, test_foreign_wakes_only_engine);
   tcase_add_loop_test(tc, test_foreign_spawn_and_sparks, 0, 2);
   tcase_add_loop_test(tc, test_foreign_injector_fifo, 0, 3);
   suite_add_tcase(s, tc);

@@ -3,7 +3,9 @@
 // requeued), then takes the slot at its suspension; a thief, whose steal found the deque empty,
 // tries to take the slot twice. Each context's saved continuation (a plain word, written before
 // it is put in the slot) is read by whoever takes it; each is taken once. With BOUND, c2 is
-// bound to the owner: the thief never takes it.
+// bound to the owner: the thief never takes it, and the owner takes it with a plain store
+// (without BOUND, the exchange that takes an unbound c2 is needed: a plain store there lets the
+// thief take it too).
 #include "harness.hpp"
 
 #include "engine/runnext.hpp"
