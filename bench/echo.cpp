@@ -151,6 +151,9 @@ void waitfd_conn(void *arg) {
         }
       }
       if (n < 0) break;
+      // The reply is out; the client sends its next message only once it has it, so a read
+      // now would find nothing: wait first (as libuv's loop does), then read.
+      if (MR_wait_fd(fd, MR_FD_READ, -1) <= 0) break;
     } else if (n < 0 && errno == EAGAIN) {
       if (MR_wait_fd(fd, MR_FD_READ, -1) <= 0) break;
     } else {
