@@ -1,4 +1,5 @@
-// check_deque.cpp: the Chase-Lev deque alone: order, growth, and one owner against two thieves.
+// check_deque.cpp: the Chase-Lev deque alone: order, growth, held sparks (doc/design.md, H1),
+// and one owner against two thieves, with every spark published or with held ones.
 
 #include <atomic>
 #include <cstdint>
@@ -48,11 +49,64 @@ START_TEST(test_growth_keeps_every_item) {
 }
 END_TEST
 
-// One owner pushes and pops, two thieves steal; every item must be taken exactly once.
+// With one spark kept published, the others are held: thieves get only the published one, and
+// the next oldest once the owner publishes again after a pop; publish_all hands over the rest.
+START_TEST(test_held_sparks_are_the_owners) {
+  WsDeque d(3, 1);
+  ck_assert(d.push(task_of(1)));   // nothing published yet: published
+  ck_assert(!d.push(task_of(2)));  // one is: held
+  ck_assert(!d.push(task_of(3)));
+  ck_assert(!d.push(task_of(4)));
+  ck_assert_int_eq(d.size_estimate(), 4);
+  ck_assert_int_eq(d.published_estimate(), 1);
+  Task t;
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert_uint_eq(id_of(t), 1);
+  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);  // 2..4 are held
+  ck_assert(d.pop(t));                             // the newest, held
+  ck_assert_uint_eq(id_of(t), 4);
+  ck_assert(d.publish());  // the published one was taken: the oldest held goes out
+  ck_assert(!d.publish());
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert_uint_eq(id_of(t), 2);
+  ck_assert(d.publish_all());  // 3
+  ck_assert(!d.publish_all());
+  ck_assert(!d.push(task_of(5)));  // 3 is published: held
+  ck_assert(d.publish_all());
+  ck_assert_int_eq(d.published_estimate(), 2);
+  ck_assert(d.pop(t));  // a published one, popped back by the owner
+  ck_assert_uint_eq(id_of(t), 5);
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert_uint_eq(id_of(t), 3);
+  ck_assert(!d.pop(t));
+  ck_assert_int_eq(d.size_estimate(), 0);
+}
+END_TEST
+
+// No engine to steal: nothing is ever published, and growth keeps the held sparks.
+START_TEST(test_nothing_published_for_no_thief) {
+  WsDeque d(1, 0);
+  const std::uintptr_t n = 1000;
+  for (std::uintptr_t i = 1; i <= n; i++) ck_assert(!d.push(task_of(i)));
+  Task t;
+  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);
+  ck_assert(!d.publish());
+  for (std::uintptr_t i = n; i >= 1; i--) {
+    ck_assert(d.pop(t));
+    ck_assert_uint_eq(id_of(t), i);
+  }
+  ck_assert(!d.pop(t));
+}
+END_TEST
+
+// One owner pushes and pops (publishing again after each pop, as the engine does), two thieves
+// steal; every item must be taken exactly once. Every spark published, or one or two kept
+// published and the rest held.
 START_TEST(test_owner_against_two_thieves) {
-  for (int round = 0; round < 20; round++) {
+  static const std::int64_t kPublish[] = {WsDeque::kAlwaysPublish, 1, 2};
+  for (int round = 0; round < 24; round++) {
     const std::uintptr_t n = 200000;
-    WsDeque d(3);
+    WsDeque d(3, kPublish[round % 3]);
     std::vector<std::atomic<int>> taken(n + 1);
     std::atomic<bool> done{false};
     std::atomic<std::uint64_t> stolen{0};
@@ -77,9 +131,13 @@ START_TEST(test_owner_against_two_thieves) {
       for (int k = 0; k < pushes && next <= n; k++) d.push(task_of(next++));
       if ((rng >> 20) & 1) {
         if (d.pop(t)) taken[id_of(t)].fetch_add(1, std::memory_order_relaxed);
+        d.publish();
       }
     }
-    while (d.pop(t)) taken[id_of(t)].fetch_add(1, std::memory_order_relaxed);
+    while (d.pop(t)) {
+      taken[id_of(t)].fetch_add(1, std::memory_order_relaxed);
+      d.publish();
+    }
     // The deque is empty for the owner; thieves may still hold nothing more.
     done.store(true, std::memory_order_release);
     a.join();
@@ -96,6 +154,8 @@ int main(void) {
   TCase *tc = mr_tcase("deque", 120);
   tcase_add_test(tc, test_owner_lifo_thief_fifo);
   tcase_add_test(tc, test_growth_keeps_every_item);
+  tcase_add_test(tc, test_held_sparks_are_the_owners);
+  tcase_add_test(tc, test_nothing_published_for_no_thief);
   tcase_add_test(tc, test_owner_against_two_thieves);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
