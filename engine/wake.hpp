@@ -31,13 +31,13 @@ void give_back_unit(int origin);
 Sent wake_engine(Shared *t, Action a, void *data);
 Sent notify_engine(Shared *t, Action a, void *data);
 
-// The slow half of the post-work check (work_posted, and the inline fork of mrengine.h): engines
-// sleep and none searches, so claim a searching unit and wake a sleeper with it. Any thread.
+// The slow half of the post-work check (work_posted): engines sleep and none searches, so claim
+// a searching unit and wake a sleeper with it. Any thread.
 void wake_for_work(int origin);
 
 // The post-work check, after work was published from engine `origin` (-1: from a thread that is
 // not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
-// thread. Inline: it is on the path of every spark. An engine that is the runtime's only one
+// thread. Inline: it is on the path of every published spark. An engine that is the runtime's only one
 // skips it: nobody else could sleep or take the work (P1, "The only engine").
 inline void work_posted(int origin) {
   const Runtime *rt = g_rt;
@@ -48,16 +48,20 @@ inline void work_posted(int origin) {
   wake_for_work(origin);
 }
 
-// Engine e's own sparks (the owner's side of its deque, H1): a push, which publishes while too
-// few sparks are published and then runs the post-work check; a pop of the newest spark, held
-// or published, after which held ones are published if a thief took the published ones; and the
-// publication of every held spark, before e runs anything but its own sparks. Called only by e.
+// Engine e's own sparks (the owner's side of its deque, H1): a push, which publishes if a thief
+// asked or too few sparks are published and then runs the post-work check; that publication
+// alone (after a pop, and from the inline fork and join); a pop of the newest spark, held or
+// published, then that publication; and the publication of every held spark, before e runs
+// anything but its own sparks. Called only by e.
 inline void push_spark(Engine *e, const Task &t) {
   if (e->deque.push(t)) work_posted(e->id);
 }
+inline void publish_some(Engine *e) {
+  if (e->deque.publish()) work_posted(e->id);
+}
 inline bool pop_spark(Engine *e, Task &t) {
   if (!e->deque.pop(t)) return false;
-  if (e->deque.publish()) work_posted(e->id);
+  publish_some(e);
   return true;
 }
 inline void publish_held(Engine *e) {

@@ -12,11 +12,15 @@
 // Held sparks (doc/design.md, section 5, H1). The owner's sparks run from top to held_; thieves
 // see only those below bottom_ (the published part), the oldest. The newer ones, from bottom_ to
 // held_, are the owner's alone: a push there is a few plain stores and a pop takes one back with
-// no fence and no CAS, since no thief can reach an index at or above bottom_. A push publishes
-// (moves bottom_ up, a store-release, as the Chase–Lev push does) while fewer than
-// publish_below_ sparks are published, the oldest held first; publish() does the same after a
-// pop, and publish_all() everything. The caller of a push or publish that published runs the
-// post-work check (P1), which sees only published sparks.
+// no fence and no CAS, since no thief can reach an index at or above bottom_. The owner reads
+// top_ only when it must (a full array, the pop of a published spark, a thief's request) and
+// counts from its own copy, top_cache_, which is never ahead of top_: a thief's steal does not
+// reach the owner's cache lines. A push publishes (moves bottom_ up, a store-release, as the
+// Chase–Lev push does) while fewer than publish_below_ sparks are published by that count, the
+// oldest held first; a thief that finds nothing published sets hungry_, and the owner's next push
+// or pop publishes half of its held sparks. publish() is that check after a pop, publish_all()
+// publishes everything. The caller of a push or publish that published runs the post-work check
+// (P1), which sees only published sparks.
 #ifndef MR_ENGINE_WSDEQUE_HPP
 #define MR_ENGINE_WSDEQUE_HPP
 
@@ -49,24 +53,40 @@ class WsDeque {
   // Called only by the owning engine. Returns true if it published a spark (the caller then runs
   // the post-work check, P1); false if the new spark is held.
   bool push(const Task &t) {
-    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own field
-    // acquire: pairs with a thief's CAS (the slot it read may be reused below).
-    std::int64_t t0 = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
+    std::int64_t t0 = top_cache_.load(std::memory_order_relaxed);
     Array *a = array_.load(std::memory_order_relaxed);  // only the owner stores it
     MR_DASSERT(h >= t0, "deque: top passed bottom outside a pop");
-    if (__builtin_expect(h - t0 > static_cast<std::int64_t>(a->mask), 0)) a = grow(a, t0, h);
+    if (__builtin_expect(h - t0 > static_cast<std::int64_t>(a->mask), 0)) {
+      t0 = refresh_top();  // the copy may be behind: full only if top_ says so
+      if (h - t0 > static_cast<std::int64_t>(a->mask)) a = grow(a, t0, h);
+    }
     a->put(h, t);
     // relaxed: held_ is the owner's; other threads read it only as an estimate.
     held_.store(h + 1, std::memory_order_relaxed);
-    return publish_from(t0, h + 1);
+    return publish();
   }
 
-  // Called only by the owning engine, after a pop: publish held sparks if fewer than
-  // publish_below are published. Returns true if it did (the caller runs the post-work check).
+  // Called only by the owning engine, after a push or a pop: publish held sparks if a thief
+  // asked (half of them), or if fewer than publish_below are published by the owner's count.
+  // Returns true if it did (the caller runs the post-work check).
   bool publish() {
-    // relaxed: the count is a heuristic; publishing writes no slot.
-    return publish_from(top_.load(std::memory_order_relaxed),
-                        held_.load(std::memory_order_relaxed));
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    if (h == b) return false;  // nothing held
+    std::int64_t t0 = top_cache_.load(std::memory_order_relaxed);
+    std::int64_t nb = b;
+    // relaxed: a request is a hint; the publication's store-release orders what matters.
+    if (__builtin_expect(hungry_.load(std::memory_order_relaxed) != 0, 0)) {
+      hungry_.store(0, std::memory_order_relaxed);
+      t0 = refresh_top();
+      nb = b + (h - b + 1) / 2;
+    }
+    std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
+    if (want > nb) nb = want;
+    if (nb <= b) return false;
+    release_bottom(nb);
+    return true;
   }
 
   // Called only by the owning engine: publish every held spark (before it runs something else
@@ -98,7 +118,8 @@ class WsDeque {
     std::atomic_thread_fence(MR_WEAK_MUTANT(POP_FENCE, std::memory_order_seq_cst));
     std::int64_t t = top_.load(std::memory_order_relaxed);
     MR_DASSERT(t <= b + 1, "deque: top more than one past the popped bottom");
-    if (t > b) {  // empty
+    top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
+    if (t > b) {                                     // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return false;
     }
@@ -120,8 +141,9 @@ class WsDeque {
   // before it is popped; a thief may still take it first, so the answer is a hint.
   Join *peek_join() const {
     std::int64_t b = held_.load(std::memory_order_relaxed) - 1;  // owner's own field
-    // relaxed: a hint (a stale top only makes the deque look fuller).
-    if (b < top_.load(std::memory_order_relaxed)) return nullptr;
+    // relaxed: a hint (the owner's copy of top, never ahead of it, only makes the deque look
+    // fuller).
+    if (b < top_cache_.load(std::memory_order_relaxed)) return nullptr;
     // relaxed: the owner's own stores.
     return array_.load(std::memory_order_relaxed)->get(b).join;
   }
@@ -135,7 +157,12 @@ class WsDeque {
     std::atomic_thread_fence(MR_WEAK_MUTANT(STEAL_FENCE, std::memory_order_seq_cst));
     // acquire: pairs with push's store-release.
     std::int64_t b = bottom_.load(MR_WEAK_MUTANT(STEAL_BOTTOM, std::memory_order_acquire));
-    if (t >= b) return Steal::EMPTY;
+    if (t >= b) {
+      // Nothing published: ask the owner for some (relaxed: a hint it reads at its next push or
+      // pop; read first, so that a thief that keeps looking does not keep writing the line).
+      if (hungry_.load(std::memory_order_relaxed) == 0) hungry_.store(1, std::memory_order_relaxed);
+      return Steal::EMPTY;
+    }
     // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
     Array *a = array_.load(MR_WEAK_MUTANT(STEAL_ARRAY, std::memory_order_acquire));
     Task x = a->get(t);
@@ -153,6 +180,8 @@ class WsDeque {
   const void *top_address() const { return &top_; }
   const void *bottom_address() const { return &bottom_; }
   const void *held_address() const { return &held_; }
+  const void *top_cache_address() const { return &top_cache_; }
+  const void *hungry_address() const { return &hungry_; }
   // And of the array pointer, for the inline fork and join (MR_EngineView.deque_array), which
   // read an array as an MR_SparkArray of MR_SparkSlots (the layout asserted below).
   const void *array_address() const { return &array_; }
@@ -210,12 +239,12 @@ class WsDeque {
                     offsetof(Array, slots) == offsetof(MR_SparkArray, slots),
                 "Array is not laid out as mrengine.h's MR_SparkArray");
 
-  // Owner only: publish up to publish_below_ sparks above top t0, of those below h.
-  bool publish_from(std::int64_t t0, std::int64_t h) {
-    std::int64_t nb = h - t0 <= publish_below_ ? h : t0 + publish_below_;
-    if (nb <= bottom_.load(std::memory_order_relaxed)) return false;  // owner's own field
-    release_bottom(nb);
-    return true;
+  // Owner only: top_ read afresh into the owner's copy.
+  std::int64_t refresh_top() {
+    // acquire: pairs with a thief's CAS (a slot it read may be reused after this).
+    std::int64_t t = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
+    top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
+    return t;
   }
 
   // Owner only: move bottom_ up to nb, publishing the held slots below it.
@@ -239,7 +268,14 @@ class WsDeque {
   // others only as an estimate. A line of its own: thieves read bottom_'s line at every steal,
   // and the owner's stores here would miss each time if it were the same.
   alignas(64) std::atomic<std::int64_t> held_{0};
+  // top_cache_: the owner's copy of top_, never ahead of it; only the owner touches it (atomic
+  // for the inline fork and join of mrengine_view.h, which reach it through the view).
+  std::atomic<std::int64_t> top_cache_{0};
   std::int64_t publish_below_;  // owner only, set before the thread starts
+  // hungry_: set by a thief that found nothing published, cleared by the owner when it
+  // publishes in answer. A line of its own: the owner reads it at every push and pop.
+  alignas(64) std::atomic<std::int64_t> hungry_{0};
+  char hungry_line_[64 - sizeof(std::atomic<std::int64_t>)];
 };
 
 }  // namespace mr::engine

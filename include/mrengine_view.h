@@ -44,8 +44,8 @@ typedef struct MR_EngineView {
   volatile AO_t slow; /* nonzero: fork and join must call the library (tracing,
                                         MR_shutdown_now); written by the runtime */
   MR_SparkArray *const volatile *deque_array; /* the deque's current array */
-  const volatile AO_t *census;  /* the runtime's census word: engines sleeping in the high
-                                        32 bits, searching in the low 32 */
+  const volatile AO_t *census;  /* the census word: engines sleeping in the high 32 bits,
+                                   searching in the low 32 (read inline before version 4) */
   volatile AO_t *sparks_pushed; /* the engine's counters (MR_EngineStats), owner-written */
   volatile AO_t *sparks_run_local;
   /* version 3: */
@@ -54,6 +54,8 @@ typedef struct MR_EngineView {
   volatile AO_t *deque_published; /* one past the newest spark that thieves may take; the
                                      sparks from there to deque_bottom are held by the owner */
   AO_t publish_below;             /* sparks kept published while there are that many: engines - 1 */
+  volatile AO_t *deque_top_copy;  /* the owner's copy of deque_top, never ahead of it */
+  const volatile AO_t *deque_hungry; /* nonzero: a thief found nothing published */
 } MR_EngineView;
 
 #define MR_ENGINE_VIEW_VERSION 4
@@ -74,9 +76,10 @@ MR_EXTERN extern __thread const MR_EngineView *MR_engine_view_v4
  * by the inline MR_join_and_continue. */
 MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran);
 
-/* The slow half of the inline fork's post-work check: engines sleep and none searches, so wake
- * one for the spark just pushed. Called only by the inline MR_fork_new_child, on an engine. */
-MR_EXTERN void MR_fork_wake_v2(void);
+/* The inline fork's and join's publication (doc/design.md, H1): a thief asked for sparks, or too
+ * few are published: publish held ones, then the post-work check. Called only by the inline
+ * MR_fork_new_child and MR_join_and_continue, on an engine. */
+MR_EXTERN void MR_publish_v4(void);
 
 #if defined(__GNUC__)
 #define MR_INLINE_ static __inline__
@@ -191,25 +194,16 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
   }
 }
 
-/* engine/wsdeque.hpp's publication (H1) and the post-work check of engine/wake.hpp, with the same
- * orderings (doc/design.md, proofs D1 and P1): after a push or a pop of the owner, with top t
- * and h sparks, publish the oldest held ones while fewer than publish_below are published. */
-MR_FAST_INLINE_ void MR_publish_inline_(const MR_EngineView *v, AO_t t, AO_t h) {
-  volatile AO_t *bottom = v->deque_published;
-  AO_t want = t + v->publish_below, b = MR_RELAXED_LOAD_(bottom); /* owner's own field */
-  AO_t nb, w;
-  if ((long)(want - b) <= 0 || h == b) return; /* enough published, or nothing held */
-  nb = (long)(h - want) < 0 ? h : want;
-  /* store-release: the slots and the sparks' environments before the new bottom, for a
-   * thief's acquire load of bottom (D1). */
-  __atomic_store_n(bottom, nb, MR_ORDER_(VIEW_PUSH_BOTTOM, __ATOMIC_RELEASE));
-  /* seq_cst fence: proof P1 (publish the spark, then read the census). */
-  __atomic_thread_fence(MR_ORDER_(VIEW_POST_FENCE, __ATOMIC_SEQ_CST));
-  w = MR_RELAXED_LOAD_(v->census); /* relaxed: the fence orders it (P1) */
-  if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) MR_fork_wake_v2();
+/* Whether the owner must publish after a push or a pop (engine/wsdeque.hpp's publish(), H1): a
+ * thief asked, or fewer than publish_below sparks are published by the owner's count. */
+MR_FAST_INLINE_ int MR_must_publish_(const MR_EngineView *v, AO_t copy) {
+  /* relaxed: the request is a hint; the other two are the owner's own words. */
+  return MR_RELAXED_LOAD_(v->deque_hungry) != 0 ||
+         (long)(MR_RELAXED_LOAD_(v->deque_published) - copy) < (long)v->publish_below;
 }
 
-/* The push of engine/wsdeque.hpp: the spark is held, and published if too few are (H1). */
+/* The push of engine/wsdeque.hpp: the spark is held, and published if a thief asked or too few
+ * are (H1). */
 MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
   const MR_EngineView *v = MR_view_now_();
   /* relaxed: slow is a hint (section 13); the count is read only to catch a misuse. */
@@ -219,12 +213,11 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
   }
   {
     volatile AO_t *held = (volatile AO_t *)v->deque_bottom;
-    AO_t h = MR_RELAXED_LOAD_(held); /* owner's own field */
-    /* acquire: pairs with a thief's CAS (the slot it read may be reused below) */
-    AO_t t = __atomic_load_n(v->deque_top, MR_ORDER_(VIEW_PUSH_TOP, __ATOMIC_ACQUIRE));
+    AO_t h = MR_RELAXED_LOAD_(held);                     /* owner's own words */
+    AO_t copy = MR_RELAXED_LOAD_(v->deque_top_copy);     /* */
     MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
     MR_SparkSlot *s;
-    if ((long)(h - t) > (long)a->mask) { /* full: the library grows the array */
+    if ((long)(h - copy) > (long)a->mask) { /* full by the copy: the library reads top */
       MR_fork_new_child(st, fn, env);
       return;
     }
@@ -235,7 +228,7 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
     MR_RELAXED_STORE_(&s->st, (AO_t)st);
     MR_RELAXED_STORE_(held, h + 1); /* relaxed: others read it only as an estimate */
     MR_BUMP_(v->sparks_pushed);
-    MR_publish_inline_(v, t, h + 1);
+    if (MR_must_publish_(v, copy)) MR_publish_v4();
   }
 }
 
@@ -265,20 +258,20 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     top = (volatile AO_t *)v->deque_top;
     held = (volatile AO_t *)v->deque_bottom;
     bottom = v->deque_published;
-    h = MR_RELAXED_LOAD_(held) - 1;       /* owner's own fields */
-    b = MR_RELAXED_LOAD_(bottom);         /* */
-    a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
+    h = MR_RELAXED_LOAD_(held) - 1;          /* owner's own words */
+    b = MR_RELAXED_LOAD_(bottom);            /* */
+    t = MR_RELAXED_LOAD_(v->deque_top_copy); /* */
+    a = MR_RELAXED_LOAD_(v->deque_array);    /* only the owner stores it */
     s = &a->slots[h & a->mask];
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
-     * spark of another conjunction stays where it is. relaxed: a stale top only makes the deque
-     * look fuller (the pop below decides), and the slot is the owner's own store. */
-    t = MR_RELAXED_LOAD_(top);
+     * spark of another conjunction stays where it is. The copy of top is never ahead of it, so
+     * it only makes the deque look fuller (the pop below decides). */
     if ((long)(h - t) < 0 || (MR_SyncTerm *)MR_RELAXED_LOAD_(&s->st) != st) break;
     fn = (MR_TaskFn)MR_RELAXED_LOAD_(&s->fn); /* the owner's own stores */
     env = (void *)MR_RELAXED_LOAD_(&s->env);
     if ((long)(h - b) >= 0) { /* held: no thief reads at or above the published bottom (H1) */
       MR_RELAXED_STORE_(held, h);
-      MR_publish_inline_(v, t, h); /* a thief may have taken the published ones */
+      if (MR_must_publish_(v, t)) MR_publish_v4(); /* a thief may have taken the published ones */
     } else {
       /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
       __atomic_store_n(bottom, h, MR_ORDER_(VIEW_POP_BOTTOM, __ATOMIC_RELEASE));
@@ -286,7 +279,8 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
        * miss each other for the last spark). */
       __atomic_thread_fence(MR_ORDER_(VIEW_POP_FENCE, __ATOMIC_SEQ_CST));
       t = MR_RELAXED_LOAD_(top);
-      if ((long)(t - h) > 0) { /* a thief took it */
+      MR_RELAXED_STORE_(v->deque_top_copy, t); /* relaxed: the owner's own copy */
+      if ((long)(t - h) > 0) {                 /* a thief took it */
         MR_RELAXED_STORE_(bottom, h + 1);
         break;
       }

@@ -175,7 +175,7 @@ MR_EXTERN void MR_fork_new_child(MR_SyncTerm *st, MR_TaskFn fn, void *env) {
 
 MR_EXTERN void MR_join_and_continue(MR_SyncTerm *st) { mr::engine::join_wait(join_of(st)); }
 
-MR_EXTERN void MR_fork_wake_v2(void) { mr::engine::wake_for_work(mr::engine::this_engine()->id); }
+MR_EXTERN void MR_publish_v4(void) { mr::engine::publish_some(mr::engine::this_engine()); }
 
 MR_EXTERN void MR_join_slow_v2(MR_SyncTerm *st, unsigned ran) {
   mr::engine::join_wait(join_of(st), ran);

@@ -88,10 +88,37 @@ START_TEST(test_nothing_published_for_no_thief) {
   WsDeque d(1, 0);
   const std::uintptr_t n = 1000;
   for (std::uintptr_t i = 1; i <= n; i++) ck_assert(!d.push(task_of(i)));
-  Task t;
-  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);
   ck_assert(!d.publish());
+  ck_assert_int_eq(d.published_estimate(), 0);
+  Task t;
   for (std::uintptr_t i = n; i >= 1; i--) {
+    ck_assert(d.pop(t));
+    ck_assert_uint_eq(id_of(t), i);
+  }
+  ck_assert(!d.pop(t));
+}
+END_TEST
+
+// A thief that finds nothing published asks; the owner's next publication hands over half of its
+// held sparks, the oldest.
+START_TEST(test_request_publishes_half) {
+  WsDeque d(3, 1);
+  for (std::uintptr_t i = 1; i <= 8; i++) d.push(task_of(i));
+  Task t;
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert_uint_eq(id_of(t), 1);
+  ck_assert(!d.publish());  // by the owner's count one is still published: nothing asked yet
+  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);  // asks
+  ck_assert(d.pop(t));
+  ck_assert_uint_eq(id_of(t), 8);
+  ck_assert(d.publish());  // 2, 3, 4: half of the six held, rounded up
+  ck_assert_int_eq(d.published_estimate(), 3);
+  ck_assert(!d.publish());  // answered
+  for (std::uintptr_t i = 2; i <= 4; i++) {
+    ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+    ck_assert_uint_eq(id_of(t), i);
+  }
+  for (std::uintptr_t i = 7; i >= 5; i--) {
     ck_assert(d.pop(t));
     ck_assert_uint_eq(id_of(t), i);
   }
@@ -156,6 +183,7 @@ int main(void) {
   tcase_add_test(tc, test_growth_keeps_every_item);
   tcase_add_test(tc, test_held_sparks_are_the_owners);
   tcase_add_test(tc, test_nothing_published_for_no_thief);
+  tcase_add_test(tc, test_request_publishes_half);
   tcase_add_test(tc, test_owner_against_two_thieves);
   suite_add_tcase(s, tc);
   return mr_test_run(s);

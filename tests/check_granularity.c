@@ -10,7 +10,7 @@
 #include "testutil.h"
 
 /* The layout: version 1's four fields, then version 2's six, then version 3's channel, then
- * version 4's published bottom and publication count. These offsets are part of the ABI and
+ * version 4's published bottom, publication count, owner's copy of top and thieves' request. These offsets are part of the ABI and
  * never change. */
 START_TEST(test_view_layout_is_frozen) {
   const size_t p = sizeof(void *), w = sizeof(AO_t);
@@ -27,7 +27,9 @@ START_TEST(test_view_layout_is_frozen) {
   ck_assert_uint_eq(offsetof(MR_EngineView, channel), 6 * p + 4 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_published), 6 * p + 5 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, publish_below), 7 * p + 5 * w);
-  ck_assert_uint_eq(sizeof(MR_EngineView), 7 * p + 6 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_top_copy), 7 * p + 6 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, deque_hungry), 8 * p + 6 * w);
+  ck_assert_uint_eq(sizeof(MR_EngineView), 9 * p + 6 * w);
   ck_assert_uint_eq(sizeof(MR_SparkSlot), 3 * w);
   ck_assert_uint_eq(offsetof(MR_SparkArray, slots), w + p);
   ck_assert_int_eq(MR_ENGINE_VIEW_VERSION, 4);

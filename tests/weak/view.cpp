@@ -12,6 +12,8 @@
 // the first branch is published and the others held until a thief takes the published one.
 #include "harness.hpp"
 
+#include <time.h>  // before semaphore.h (engine/sleep.hpp), which needs clockid_t
+
 #undef MR_NO_INLINE_FORKS  // check_weak.sh's default: the library's calls
 struct MR_EngineView;
 const MR_EngineView *mr_weak_view_now();
@@ -19,6 +21,7 @@ const MR_EngineView *mr_weak_view_now();
 #include "mrengine.h"
 
 #include "engine/join_count.hpp"
+#include "engine/sleep.hpp"
 #include "engine/wsdeque.cpp"
 
 #ifndef MR_INLINE_FORKS
@@ -74,7 +77,14 @@ const MR_EngineView *mr_weak_view_now() { return &view; }
 // The library's half of the inline paths. Not reached here: a fork that is not inline.
 extern "C" void(MR_fork_new_child)(MR_SyncTerm *, MR_TaskFn, void *) { assert(!"not inline"); }
 extern "C" void(MR_sync_term_init)(MR_SyncTerm *, unsigned) { assert(!"not inline"); }
-extern "C" void MR_fork_wake_v2(void) { woken.store(true, std::memory_order_relaxed); }
+// The library's publication (runtime/api.cpp, wake.hpp's publish_some): the deque's publish,
+// then the post-work check's fence and census look (P1); a wake-up is recorded.
+extern "C" void MR_publish_v4(void) {
+  if (!deque->publish()) return;
+  post_work_fence();
+  AO_t w = __atomic_load_n(&census, __ATOMIC_RELAXED);  // relaxed: the fence orders it (P1)
+  if ((w >> 32) != 0 && (w & 0xffffffffu) == 0) woken.store(true, std::memory_order_relaxed);
+}
 
 // join.cpp's join_wait after the inline loop: the branches ran inline arrive, and the parent
 // suspends unless every branch had arrived.
@@ -156,6 +166,9 @@ int main() {
   view.deque_bottom = static_cast<const volatile AO_t *>(deque->held_address());
   view.deque_published = static_cast<volatile AO_t *>(const_cast<void *>(deque->bottom_address()));
   view.publish_below = PUBLISH_BELOW;
+  view.deque_top_copy =
+      static_cast<volatile AO_t *>(const_cast<void *>(deque->top_cache_address()));
+  view.deque_hungry = static_cast<const volatile AO_t *>(deque->hungry_address());
   view.version = MR_ENGINE_VIEW_VERSION;
   view.deque_array = static_cast<MR_SparkArray *const volatile *>(deque->array_address());
   view.census = &census;
