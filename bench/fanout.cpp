@@ -2,7 +2,9 @@
 // atomic increment of a shared counter, and each batch waited for before the next begins. Pure
 // scheduling cost: the tasks do nothing else, and the parallel implementations cannot beat the
 // sequential one; the question is how far behind they stay, and whether more workers make it
-// worse (every runtime measured here did, before mrengine's batch steal).
+// worse (every runtime measured here did, before mrengine's batch steal). The floor printed last
+// is W plain threads doing only the increments: the shared counter alone costs W > 1 workers more
+// than one.
 //
 //   ./bench/fanout [--scope] [BATCHES [TASKS]] [harness options]   (default 1000 x 1000;
 //                                                                 bench/harness.hpp)
@@ -107,6 +109,29 @@ bool run(int impl, int batches, int tasks, bool scopes) {
 
 }  // namespace
 
+namespace {
+
+// The floor of any schedule of this kernel on w workers: w plain threads that do nothing but the
+// increments, n in all, shared out evenly. The median of `runs` runs, in seconds. With w > 1 the
+// counter's cache line moves between cores at every increment; no runtime can go below this.
+double counter_floor(int w, long n, int runs) {
+  std::vector<double> times;
+  for (int r = 0; r < runs; r++) {
+    std::vector<std::thread> ts;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < w; i++)
+      ts.emplace_back([n, w, i] {
+        for (long k = i; k < n; k += w) increment();
+      });
+    for (std::thread &t : ts) t.join();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
 int main(int argc, char **argv) {
   bench::Options o = bench::parse(argc, argv);
   int batches = 0, tasks = 0;
@@ -141,5 +166,10 @@ int main(int argc, char **argv) {
         std::printf("  ns per increment, %-13s %d worker(s): %.1f (%.1f .. %.1f)\n",
                     bench::impl_name(i), w, s->median() / ops * 1e9, s->min() / ops * 1e9,
                     s->max() / ops * 1e9);
+  for (int w : o.workers) {
+    double f = counter_floor(w, batches * static_cast<long>(tasks), o.runs);
+    std::printf("  floor: %d thread(s) doing only the increments: %.1f ns per increment\n", w,
+                f / ops * 1e9);
+  }
   return rep.ok() ? 0 : 1;
 }

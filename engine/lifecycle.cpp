@@ -273,7 +273,8 @@ void fill_views() {
     e->view.publish_below = static_cast<AO_t>(g_rt->n - 1);
     e->view.deque_top_copy =
         static_cast<volatile AO_t *>(const_cast<void *>(e->deque.top_cache_address()));
-    e->view.deque_hungry = static_cast<const volatile AO_t *>(e->deque.hungry_address());
+    e->view.publish_wanted =
+        static_cast<volatile AO_t *>(const_cast<void *>(e->deque.wanted_address()));
     e->view.spark_threshold =
         static_cast<AO_t>(g_rt->p.granularity_factor) * static_cast<AO_t>(g_rt->n);
     e->view.version = MR_ENGINE_VIEW_VERSION;

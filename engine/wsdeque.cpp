@@ -19,6 +19,7 @@ WsDeque::WsDeque(std::size_t log_capacity, std::int64_t publish_below)
     : publish_below_(publish_below) {
   // relaxed: the deque is published to other engines by the thread start (a happens-before edge).
   array_.store(new_array(std::size_t{1} << log_capacity), std::memory_order_relaxed);
+  note_count(0, 0);
 }
 
 WsDeque::~WsDeque() {

@@ -15,12 +15,13 @@
 // no fence and no CAS, since no thief can reach an index at or above bottom_. The owner reads
 // top_ only when it must (a full array, the pop of a published spark, a thief's request) and
 // counts from its own copy, top_cache_, which is never ahead of top_: a thief's steal does not
-// reach the owner's cache lines. A push publishes (moves bottom_ up, a store-release, as the
-// Chase–Lev push does) while fewer than publish_below_ sparks are published by that count, the
-// oldest held first; a thief that finds nothing published sets hungry_, and the owner's next push
-// or pop publishes half of its held sparks. publish() is that check after a pop, publish_all()
-// publishes everything. The caller of a push or publish that published runs the post-work check
-// (P1), which sees only published sparks.
+// reach the owner's cache lines. One word, wanted_, says whether the owner must publish: its
+// kShort bit, the owner's, while fewer than publish_below_ sparks are published by that count;
+// its kAsked bit, set by a thief that found nothing published. A push or pop that finds it
+// nonzero publishes (moves bottom_ up, a store-release, as the Chase–Lev push does), the oldest
+// held first: up to publish_below_, or half of the held ones when a thief asked. publish() is
+// that check after a pop, publish_all() publishes everything. The caller of a push or publish
+// that published runs the post-work check (P1), which sees only published sparks.
 #ifndef MR_ENGINE_WSDEQUE_HPP
 #define MR_ENGINE_WSDEQUE_HPP
 
@@ -46,9 +47,15 @@ class WsDeque {
   WsDeque(const WsDeque &) = delete;
   WsDeque &operator=(const WsDeque &) = delete;
 
+  // The bits of wanted_ (and of MR_EngineView's publish_wanted).
+  static constexpr std::int64_t kAsked = 1, kShort = 2;
+
   // Called only by the owning engine, before its thread starts: keep at least n sparks
   // published when there are that many (the engines that could steal them: N - 1).
-  void set_publish_below(std::int64_t n) { publish_below_ = n; }
+  void set_publish_below(std::int64_t n) {
+    publish_below_ = n;
+    note_count(bottom_.load(std::memory_order_relaxed), top_cache_.load(std::memory_order_relaxed));
+  }
 
   // Called only by the owning engine. Returns true if it published a spark (the caller then runs
   // the post-work check, P1); false if the new spark is held.
@@ -71,22 +78,24 @@ class WsDeque {
   // asked (half of them), or if fewer than publish_below are published by the owner's count.
   // Returns true if it did (the caller runs the post-work check).
   bool publish() {
+    // relaxed: a thief's request is a hint; the owner's own bit is its own store.
+    std::int64_t w = wanted_.load(std::memory_order_relaxed);
+    if (__builtin_expect(w == 0, 1)) return false;
     std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    if (h == b) return false;  // nothing held
+    if (h == b) return false;  // nothing held: the word stays, for the next push
     std::int64_t t0 = top_cache_.load(std::memory_order_relaxed);
     std::int64_t nb = b;
-    // relaxed: a request is a hint; the publication's store-release orders what matters.
-    if (__builtin_expect(hungry_.load(std::memory_order_relaxed) != 0, 0)) {
-      hungry_.store(0, std::memory_order_relaxed);
+    if (w & kAsked) {
       t0 = refresh_top();
       nb = b + (h - b + 1) / 2;
     }
     std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
     if (want > nb) nb = want;
-    if (nb <= b) return false;
-    release_bottom(nb);
-    return true;
+    if (nb > b) release_bottom(nb);
+    // relaxed: answered (a request that came meanwhile is lost: its thief asks again).
+    wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
+    return nb > b;
   }
 
   // Called only by the owning engine: publish every held spark (before it runs something else
@@ -121,6 +130,7 @@ class WsDeque {
     top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
     if (t > b) {                                     // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
+      note_count(b + 1, t);
       return false;
     }
     out = a->get(b);
@@ -131,8 +141,10 @@ class WsDeque {
           t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst), std::memory_order_relaxed);
       bottom_.store(b + 1, std::memory_order_relaxed);
       held_.store(b + 1, std::memory_order_relaxed);
+      note_count(b + 1, t);
       return won;
     }
+    note_count(b, t);
     return true;
   }
 
@@ -159,8 +171,10 @@ class WsDeque {
     std::int64_t b = bottom_.load(MR_WEAK_MUTANT(STEAL_BOTTOM, std::memory_order_acquire));
     if (t >= b) {
       // Nothing published: ask the owner for some (relaxed: a hint it reads at its next push or
-      // pop; read first, so that a thief that keeps looking does not keep writing the line).
-      if (hungry_.load(std::memory_order_relaxed) == 0) hungry_.store(1, std::memory_order_relaxed);
+      // pop; read first, so that a thief that keeps looking does not keep writing the line; a
+      // plain store, since the owner recomputes its own bit whenever the word is nonzero).
+      std::int64_t w = wanted_.load(std::memory_order_relaxed);
+      if ((w & kAsked) == 0) wanted_.store(w | kAsked, std::memory_order_relaxed);
       return Steal::EMPTY;
     }
     // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
@@ -181,7 +195,7 @@ class WsDeque {
   const void *bottom_address() const { return &bottom_; }
   const void *held_address() const { return &held_; }
   const void *top_cache_address() const { return &top_cache_; }
-  const void *hungry_address() const { return &hungry_; }
+  const void *wanted_address() const { return &wanted_; }
   // And of the array pointer, for the inline fork and join (MR_EngineView.deque_array), which
   // read an array as an MR_SparkArray of MR_SparkSlots (the layout asserted below).
   const void *array_address() const { return &array_; }
@@ -244,7 +258,16 @@ class WsDeque {
     // acquire: pairs with a thief's CAS (a slot it read may be reused after this).
     std::int64_t t = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
     top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
+    note_count(bottom_.load(std::memory_order_relaxed), t);
     return t;
+  }
+
+  // Owner only: with bottom b and top t0 by its count, set kShort if too few are published.
+  void note_count(std::int64_t b, std::int64_t t0) {
+    if (b - t0 >= publish_below_) return;
+    // relaxed: the owner's bit (a thief's kAsked read here stays).
+    std::int64_t w = wanted_.load(std::memory_order_relaxed);
+    if ((w & kShort) == 0) wanted_.store(w | kShort, std::memory_order_relaxed);
   }
 
   // Owner only: move bottom_ up to nb, publishing the held slots below it.
@@ -272,10 +295,11 @@ class WsDeque {
   // for the inline fork and join of mrengine_view.h, which reach it through the view).
   std::atomic<std::int64_t> top_cache_{0};
   std::int64_t publish_below_;  // owner only, set before the thread starts
-  // hungry_: set by a thief that found nothing published, cleared by the owner when it
-  // publishes in answer. A line of its own: the owner reads it at every push and pop.
-  alignas(64) std::atomic<std::int64_t> hungry_{0};
-  char hungry_line_[64 - sizeof(std::atomic<std::int64_t>)];
+  // wanted_: kAsked set by a thief that found nothing published, kShort by the owner while too
+  // few are published; rewritten by the owner when it publishes. A line of its own: the owner
+  // reads it at every push and pop, and thieves write it.
+  alignas(64) std::atomic<std::int64_t> wanted_{0};
+  char wanted_line_[64 - sizeof(std::atomic<std::int64_t>)];
 };
 
 }  // namespace mr::engine

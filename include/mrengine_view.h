@@ -55,7 +55,8 @@ typedef struct MR_EngineView {
                                      sparks from there to deque_bottom are held by the owner */
   AO_t publish_below;             /* sparks kept published while there are that many: engines - 1 */
   volatile AO_t *deque_top_copy;  /* the owner's copy of deque_top, never ahead of it */
-  const volatile AO_t *deque_hungry; /* nonzero: a thief found nothing published */
+  volatile AO_t *publish_wanted;  /* nonzero: the owner must publish (1: a thief asked; 2: fewer
+                                    than publish_below are published by deque_top_copy) */
 } MR_EngineView;
 
 #define MR_ENGINE_VIEW_VERSION 4
@@ -194,12 +195,20 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
   }
 }
 
-/* Whether the owner must publish after a push or a pop (engine/wsdeque.hpp's publish(), H1): a
+/* Whether the owner must publish after a push or a pop (engine/wsdeque.hpp's wanted(), H1): a
  * thief asked, or fewer than publish_below sparks are published by the owner's count. */
-MR_FAST_INLINE_ int MR_must_publish_(const MR_EngineView *v, AO_t copy) {
-  /* relaxed: the request is a hint; the other two are the owner's own words. */
-  return MR_RELAXED_LOAD_(v->deque_hungry) != 0 ||
-         (long)(MR_RELAXED_LOAD_(v->deque_published) - copy) < (long)v->publish_below;
+MR_FAST_INLINE_ int MR_must_publish_(const MR_EngineView *v) {
+  /* relaxed: a thief's request is a hint; the owner's own bit is its own store. */
+  return MR_RELAXED_LOAD_(v->publish_wanted) != 0;
+}
+
+/* engine/wsdeque.hpp's note_count: with bottom b and top t by the owner's count, mark that too
+ * few are published (bit 2 of publish_wanted). */
+MR_FAST_INLINE_ void MR_note_count_(const MR_EngineView *v, AO_t b, AO_t t) {
+  AO_t w;
+  if ((long)(b - t) >= (long)v->publish_below) return;
+  w = MR_RELAXED_LOAD_(v->publish_wanted); /* relaxed: the owner's bit */
+  if ((w & 2) == 0) MR_RELAXED_STORE_(v->publish_wanted, w | 2);
 }
 
 /* The push of engine/wsdeque.hpp: the spark is held, and published if a thief asked or too few
@@ -228,7 +237,7 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
     MR_RELAXED_STORE_(&s->st, (AO_t)st);
     MR_RELAXED_STORE_(held, h + 1); /* relaxed: others read it only as an estimate */
     MR_BUMP_(v->sparks_pushed);
-    if (MR_must_publish_(v, copy)) MR_publish_v4();
+    if (MR_must_publish_(v)) MR_publish_v4();
   }
 }
 
@@ -236,6 +245,17 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
  * on this engine's deque is one of st's, take it back and run it here; the branches run here
  * arrive together at the end. A held spark is taken with plain loads and stores (H1); a
  * published one with D1's fence, and its CAS if it is the last. */
+/* Whether the join is over: only the `ran` branches run here and the parent's own arrival are
+ * left (acquire: pairs with the other branches' release arrivals, whose results become visible),
+ * so no spark of st is left anywhere and nobody else writes the counter: a relaxed store makes
+ * it 1, the arrivals of those run here. */
+MR_FAST_INLINE_ int MR_join_done_(MR_SyncTerm *st, unsigned ran) {
+  if (__atomic_load_n(MR_ST_COUNT_(st), MR_ORDER_(VIEW_JOIN_LOAD, __ATOMIC_ACQUIRE)) != ran + 1)
+    return 0;
+  if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
+  return 1;
+}
+
 MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
   unsigned ran = 0;
   for (;;) {
@@ -246,13 +266,6 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     AO_t h, b, t;
     MR_TaskFn fn;
     void *env;
-    /* acquire: pairs with the other branches' release arrivals (their results become visible).
-     * If only the branches run here and the parent's own arrival are left, no spark of st is
-     * left anywhere and nobody else writes the counter: a relaxed store. */
-    if (__atomic_load_n(MR_ST_COUNT_(st), MR_ORDER_(VIEW_JOIN_LOAD, __ATOMIC_ACQUIRE)) == ran + 1) {
-      if (ran > 0) MR_RELAXED_STORE_(MR_ST_COUNT_(st), 1u);
-      return;
-    }
     v = MR_view_now_();
     if (v == NULL || MR_RELAXED_LOAD_(&v->slow) != 0) break;
     top = (volatile AO_t *)v->deque_top;
@@ -271,7 +284,7 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     env = (void *)MR_RELAXED_LOAD_(&s->env);
     if ((long)(h - b) >= 0) { /* held: no thief reads at or above the published bottom (H1) */
       MR_RELAXED_STORE_(held, h);
-      if (MR_must_publish_(v, t)) MR_publish_v4(); /* a thief may have taken the published ones */
+      if (MR_must_publish_(v)) MR_publish_v4(); /* a thief may have asked */
     } else {
       /* store-release: a thief reading this bottom sees the pushes below it (proof D1). */
       __atomic_store_n(bottom, h, MR_ORDER_(VIEW_POP_BOTTOM, __ATOMIC_RELEASE));
@@ -282,6 +295,7 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
       MR_RELAXED_STORE_(v->deque_top_copy, t); /* relaxed: the owner's own copy */
       if ((long)(t - h) > 0) {                 /* a thief took it */
         MR_RELAXED_STORE_(bottom, h + 1);
+        MR_note_count_(v, h + 1, t);
         break;
       }
       MR_RELAXED_STORE_(held, h);
@@ -291,13 +305,18 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
             top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
         MR_RELAXED_STORE_(bottom, h + 1);
         MR_RELAXED_STORE_(held, h + 1);
+        MR_note_count_(v, h + 1, t);
         if (!won) break;
+      } else {
+        MR_note_count_(v, h, t);
       }
     }
     MR_BUMP_(v->sparks_run_local);
     fn(env);
     ran++;
+    if (MR_join_done_(st, ran)) return; /* the common case: every branch was run here */
   }
+  if (MR_join_done_(st, ran)) return; /* the others were stolen and have arrived */
   /* Branches still running elsewhere (or stolen, or another conjunction's spark, or not an
    * engine, or slow): the library arrives for the ran branches and waits. */
   MR_join_slow_v2(st, ran);

@@ -28,7 +28,7 @@ START_TEST(test_view_layout_is_frozen) {
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_published), 6 * p + 5 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, publish_below), 7 * p + 5 * w);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_top_copy), 7 * p + 6 * w);
-  ck_assert_uint_eq(offsetof(MR_EngineView, deque_hungry), 8 * p + 6 * w);
+  ck_assert_uint_eq(offsetof(MR_EngineView, publish_wanted), 8 * p + 6 * w);
   ck_assert_uint_eq(sizeof(MR_EngineView), 9 * p + 6 * w);
   ck_assert_uint_eq(sizeof(MR_SparkSlot), 3 * w);
   ck_assert_uint_eq(offsetof(MR_SparkArray, slots), w + p);

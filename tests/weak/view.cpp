@@ -168,7 +168,7 @@ int main() {
   view.publish_below = PUBLISH_BELOW;
   view.deque_top_copy =
       static_cast<volatile AO_t *>(const_cast<void *>(deque->top_cache_address()));
-  view.deque_hungry = static_cast<const volatile AO_t *>(deque->hungry_address());
+  view.publish_wanted = static_cast<volatile AO_t *>(const_cast<void *>(deque->wanted_address()));
   view.version = MR_ENGINE_VIEW_VERSION;
   view.deque_array = static_cast<MR_SparkArray *const volatile *>(deque->array_address());
   view.census = &census;
