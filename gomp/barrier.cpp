@@ -1,18 +1,19 @@
 // barrier.cpp: the barrier of a team: an arrival counter and one MR_Future per generation
 // parity. The last member to arrive resets the other parity's future, publishes the new
-// generation and signals this one; a waiter looks for the new generation for a moment, then
-// waits on the future (a member on an engine suspends its context and its engine runs other
-// work; a member on a thread of our own blocks).
+// generation and signals this one; a waiter looks for the new generation for a moment (in an
+// oversubscribed team, yielding its processor), then waits on the future (a member on an
+// engine suspends its context and its engine runs other work; a member on a thread of our own
+// blocks).
 #include <atomic>
 
 #include "barrier.hpp"
 #include "current.hpp"
 #include "engine/cpu_relax.hpp"
-#include "env.hpp"
 #include "export.hpp"
 #include "mrengine.h"
 #include "records.hpp"
 #include "task.hpp"
+#include "wait.hpp"
 
 namespace mrg {
 
@@ -47,17 +48,6 @@ bool arrive(Team *t, unsigned *g) {
   return true;
 }
 
-// How long a member looks for the new generation before suspending: 2000 pauses (100000 with
-// OMP_WAIT_POLICY=active, none with passive), or, in a team with more members than
-// processors, 100 (1000 with active): there the member waited for is often preempted, and a
-// spinning member keeps it from the processor (libgomp throttles GOMP_SPINCOUNT so, and
-// libomp's threads yield when oversubscribed).
-int barrier_spins(const Team *t) {
-  if (G.wait_policy == 0) return 0;
-  if (t->oversubscribed) return G.wait_policy == 1 ? 1000 : 100;
-  return G.wait_policy == 1 ? 100000 : 2000;
-}
-
 }  // namespace
 
 void team_arrive(Team *t) {
@@ -72,14 +62,17 @@ void team_barrier(Team *t) {
   if (!arrive(t, &g)) {
     // The others are usually close behind: look for the new generation for a moment before
     // suspending (a suspension and its wake-up cost several microseconds).
-    int spins = barrier_spins(t);
-    for (int i = 0; i < spins; i++) {
+    auto done = [t, g] {
       // acquire: as the wait's, the last arrival's writes are visible once we see it.
-      if (t->generation.load(std::memory_order_acquire) != g) break;
-      // relaxed: a hint to stop spinning; the future's wait orders the rest.
-      if (t->cancelled.load(std::memory_order_relaxed)) break;
-      mr::engine::cpu_relax();
-    }
+      // relaxed (cancelled): a hint to stop looking; the future's wait orders the rest.
+      return t->generation.load(std::memory_order_acquire) != g ||
+             t->cancelled.load(std::memory_order_relaxed);
+    };
+    int spins = barrier_spins(t->oversubscribed);
+    for (int i = 0; i < spins && !done(); i++) mr::engine::cpu_relax();
+    // With more members than processors the ones not arrived yet are often preempted: yield
+    // the processor to them for a while rather than sleep (two system calls a waiter).
+    if (t->oversubscribed) yield_until(done);
     // acquire: as above.
     if (t->generation.load(std::memory_order_acquire) == g) MR_future_wait(&t->bar[g & 1]);
   }

@@ -18,6 +18,8 @@ gomp_libgomp_la_SOURCES = \
 	gomp/depend.hpp \
 	gomp/depend.cpp \
 	gomp/records.hpp \
+	gomp/wait.hpp \
+	gomp/wait.cpp \
 	gomp/runtime.hpp \
 	gomp/runtime.cpp \
 	gomp/places.hpp \

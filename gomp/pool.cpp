@@ -1,7 +1,10 @@
 // pool.cpp: the threads of our own that run team members. Such a thread is not an engine: it
 // forks into mrengine's injector and blocks at joins and barriers. A slot thread runs member i
 // of every top-level team that has one, so member i is again the same thread in the next region;
-// a generic thread returns to the idle list after each member it runs.
+// a generic thread returns to the idle list after each member it runs. After a team with more
+// members than processors, a thread yields its processor for a while (wait.hpp) before it sleeps
+// for its next job (doc/gomp.md, "Waiting": Oversubscription).
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -12,6 +15,7 @@
 #include "pool.hpp"
 #include "records.hpp"
 #include "team.hpp"
+#include "wait.hpp"
 
 namespace mrg {
 
@@ -28,6 +32,9 @@ struct PoolThread {
   std::mutex m;
   std::condition_variable cv;
   std::deque<Job> jobs;
+  // Jobs given so far (written under m): what the thread looks at, without the lock, while it
+  // yields before sleeping.
+  std::atomic<unsigned> given{0};
   bool generic = true;  // returns to the idle list after each job (slot threads do not)
 };
 
@@ -38,7 +45,12 @@ std::vector<PoolThread *> &idle_threads = *new std::vector<PoolThread *>;  // wa
 std::vector<PoolThread *> &slot_threads = *new std::vector<PoolThread *>;  // member i of top teams
 
 void pool_main(PoolThread *p) {
+  unsigned taken = 0;
+  bool oversubscribed = false;  // the last job's team had more members than processors
   for (;;) {
+    // relaxed: a hint that a job is there; the job itself is read under the lock.
+    if (oversubscribed)
+      yield_until([p, taken] { return p->given.load(std::memory_order_relaxed) != taken; });
     Job j;
     {
       std::unique_lock<std::mutex> lk(p->m);
@@ -46,6 +58,8 @@ void pool_main(PoolThread *p) {
       j = p->jobs.front();
       p->jobs.pop_front();
     }
+    taken++;
+    oversubscribed = j.team->oversubscribed;  // (run_member lets go of the team)
     run_member(j.team, j.member);
     if (p->generic) {
       std::lock_guard<std::mutex> lk(pool_lock);
@@ -65,6 +79,8 @@ void give_job(PoolThread *p, Job j) {
   {
     std::lock_guard<std::mutex> lk(p->m);
     p->jobs.push_back(j);
+    // relaxed: the lock publishes the job; this only tells a yielding thread to take the lock.
+    p->given.fetch_add(1, std::memory_order_relaxed);
   }
   p->cv.notify_one();
 }

@@ -11,13 +11,13 @@
 #include <new>
 #include <vector>
 
-#include "engine/cpu_relax.hpp"
 #include "env.hpp"
 #include "fatal.hpp"
 #include "mrengine.h"
 #include "records.hpp"
 #include "resident.hpp"
 #include "team.hpp"
+#include "wait.hpp"
 
 namespace mrg {
 
@@ -41,30 +41,20 @@ struct Resident {
 std::vector<Resident *> &residents = *new std::vector<Resident *>;
 int resident_channel = -1;
 
-// How long a resident looks for its next job before parking: OMP_WAIT_POLICY active looks long
-// (as libgomp's threads spin), passive not at once; after a region with more members than
-// processors, not at once either unless active, since while it looks its engine runs nothing
-// else and holds a processor that the threads of the next region's other members need.
-std::uint64_t resident_spin_ns(bool oversubscribed) {
-  if (G.wait_policy == 1) return 100000000;
-  return G.wait_policy == 0 || oversubscribed ? 0 : 200000;
-}
-
-// The next job after the `seen` first ones: the new mail word. `oversubscribed`: the last
-// region had more members than processors.
+// The next job after the `seen` first ones: the new mail word. It looks for the job for a while
+// (wait.hpp's look_ns) before parking, since the next region usually follows at once: pausing,
+// or, after a region with more members than processors (`oversubscribed`), yielding, since
+// while it looks its engine runs nothing else and a pause would hold a processor that the
+// threads of the next region's other members need.
 std::uint64_t resident_wait(Resident *r, std::uint64_t seen, bool oversubscribed) {
   std::uint64_t idle = seen << 1;
-  // acquire: a new count makes the job's fields visible (pairs with the poster's release).
-  std::uint64_t m = r->mail.load(std::memory_order_acquire);
-  if (m != idle) return m;
-  std::uint64_t until = MR_now() + resident_spin_ns(oversubscribed);
-  for (unsigned i = 1;; i++) {
-    // acquire: as above.
+  std::uint64_t m;
+  auto posted = [r, idle, &m] {
+    // acquire: a new count makes the job's fields visible (pairs with the poster's release).
     m = r->mail.load(std::memory_order_acquire);
-    if (m != idle) return m;
-    if ((i & 63) == 0 && MR_now() >= until) break;
-    mr::engine::cpu_relax();
-  }
+    return m != idle;
+  };
+  if (oversubscribed ? yield_until(posted) : spin_until(posted)) return m;
   // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
   if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire)) return m;
   MR_future_wait(&r->wake);

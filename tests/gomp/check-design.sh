@@ -24,6 +24,14 @@ elif timeout 60 "$builddir/tests/gomp/design_fork"; then
 else
   echo "FAIL: fork"; status=1
 fi
+# The waits of an oversubscribed team under each wait policy, which is read once at start-up.
+for w in active passive; do
+  if OMP_WAIT_POLICY=$w timeout 60 $run "$prog" oversubscribed-yield; then
+    echo "PASS: oversubscribed-yield ($w)"
+  else
+    echo "FAIL: oversubscribed-yield ($w)"; status=1
+  fi
+done
 # Cancellation needs cancel-var, which is read once at start-up.
 if OMP_CANCELLATION=true timeout 60 $run "$prog" cancel-undeferred; then echo "PASS: cancel-undeferred"; else echo "FAIL: cancel-undeferred"; status=1; fi
 # An unsupported construct stops the program with the runtime's message.

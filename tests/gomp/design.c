@@ -354,6 +354,7 @@ int main(int argc, char **argv) {
       {"alone-order", test_alone_order},
       {"alone-detach-depend", test_alone_detach_depend},
       {"oversubscribed", test_oversubscribed},
+      {"oversubscribed-yield", test_oversubscribed_yield},
       {"nonmonotonic", test_nonmonotonic},
       {"kept-team", test_kept_team},
       {"idle", test_idle},

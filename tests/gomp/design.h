@@ -42,5 +42,6 @@ int test_alone_detach_depend(void);
 
 /* Teams larger than the processors (design_over.c). */
 int test_oversubscribed(void);
+int test_oversubscribed_yield(void);
 
 #endif
