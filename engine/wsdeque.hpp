@@ -141,7 +141,10 @@ class WsDeque {
           t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst), std::memory_order_relaxed);
       bottom_.store(b + 1, std::memory_order_relaxed);
       held_.store(b + 1, std::memory_order_relaxed);
-      note_count(b + 1, t);
+      // Won or lost, one CAS moved top past b: the copy may follow (the deque is empty), and
+      // must, or the next push would count a published spark that is gone and hold its own.
+      top_cache_.store(b + 1, std::memory_order_relaxed);  // relaxed: the owner's own copy
+      note_count(b + 1, b + 1);
       return won;
     }
     note_count(b, t);

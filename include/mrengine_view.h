@@ -305,7 +305,9 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
             top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
         MR_RELAXED_STORE_(bottom, h + 1);
         MR_RELAXED_STORE_(held, h + 1);
-        MR_note_count_(v, h + 1, t);
+        /* Won or lost, one CAS moved top past h: the copy may follow (the deque is empty). */
+        MR_RELAXED_STORE_(v->deque_top_copy, h + 1);
+        MR_note_count_(v, h + 1, h + 1);
         if (!won) break;
       } else {
         MR_note_count_(v, h, t);

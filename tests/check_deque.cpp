@@ -83,6 +83,25 @@ START_TEST(test_held_sparks_are_the_owners) {
 }
 END_TEST
 
+// The owner takes its only published spark back (the last element's CAS): the next push must
+// publish again, or thieves would see nothing until one asked.
+START_TEST(test_pop_of_the_published_one_publishes_the_next) {
+  WsDeque d(3, 1);
+  Task t;
+  for (std::uintptr_t i = 1; i <= 3; i++) {
+    ck_assert(d.push(task_of(i)));
+    ck_assert_int_eq(d.published_estimate(), 1);
+    ck_assert(d.pop(t));
+    ck_assert_uint_eq(id_of(t), i);
+  }
+  ck_assert(d.push(task_of(4)));
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert_uint_eq(id_of(t), 4);
+  // A steal is not seen by the owner's count until a thief asks (test_request_publishes_half).
+  ck_assert(!d.push(task_of(5)));
+}
+END_TEST
+
 // No engine to steal: nothing is ever published, and growth keeps the held sparks.
 START_TEST(test_nothing_published_for_no_thief) {
   WsDeque d(1, 0);
@@ -183,6 +202,7 @@ int main(void) {
   tcase_add_test(tc, test_growth_keeps_every_item);
   tcase_add_test(tc, test_held_sparks_are_the_owners);
   tcase_add_test(tc, test_nothing_published_for_no_thief);
+  tcase_add_test(tc, test_pop_of_the_published_one_publishes_the_next);
   tcase_add_test(tc, test_request_publishes_half);
   tcase_add_test(tc, test_owner_against_two_thieves);
   suite_add_tcase(s, tc);

@@ -352,6 +352,18 @@ START_TEST(test_fork_from_context) {
 }
 END_TEST
 
+/* AddressSanitizer's allocator (GCC 12's libasan) takes no lock around fork(): a child forked
+ * while another thread of the parent is in its allocator's slow path inherits that size class's
+ * mutex held, and its first allocation of that class waits for ever (seen under gdb: a child's
+ * new engine thread in SizeClassAllocator64::GetFromAllocator). The tests that fork while other
+ * engines run and allocate are left out of that build; every other build runs them, and the
+ * ASan build runs the forks of an idle runtime. */
+#if defined(MR_TEST_SANITIZER) && defined(__SANITIZE_ADDRESS__)
+#define MR_FORK_WHILE_OTHERS_ALLOCATE 0
+#else
+#define MR_FORK_WHILE_OTHERS_ALLOCATE 1
+#endif
+
 static Suite *fork_suite(void) {
   Suite *s = suite_create("fork");
   TCase *tc = mr_tcase("child", 60);
@@ -360,11 +372,13 @@ static Suite *fork_suite(void) {
   tcase_add_test(tc, test_child_init_again);
   tcase_add_test(tc, test_child_has_no_fault_handler);
   tcase_add_test(tc, test_child_of_a_traced_parent);
-  tcase_add_test(tc, test_fork_from_context);
+  if (MR_FORK_WHILE_OTHERS_ALLOCATE) tcase_add_test(tc, test_fork_from_context);
   suite_add_tcase(s, tc);
-  tc = mr_tcase("busy", 120);
-  tcase_add_test(tc, test_fork_while_busy);
-  suite_add_tcase(s, tc);
+  if (MR_FORK_WHILE_OTHERS_ALLOCATE) {
+    tc = mr_tcase("busy", 120);
+    tcase_add_test(tc, test_fork_while_busy);
+    suite_add_tcase(s, tc);
+  }
   return s;
 }
 
