@@ -17,6 +17,16 @@ static Task task_of(std::uintptr_t i) {
 }
 static std::uintptr_t id_of(const Task &t) { return reinterpret_cast<std::uintptr_t>(t.env); }
 
+// The owner pops items `from` down to `to`, newest first, and then finds the deque empty.
+static void pop_down_to_empty(WsDeque &d, std::uintptr_t from, std::uintptr_t to) {
+  Task t;
+  for (std::uintptr_t i = from; i >= to; i--) {
+    ck_assert(d.pop(t));
+    ck_assert_uint_eq(id_of(t), i);
+  }
+  ck_assert(!d.pop(t));
+}
+
 START_TEST(test_owner_lifo_thief_fifo) {
   WsDeque d(2);
   for (std::uintptr_t i = 1; i <= 3; i++) d.push(task_of(i));
@@ -41,11 +51,7 @@ START_TEST(test_growth_keeps_every_item) {
   Task t;
   ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
   ck_assert_uint_eq(id_of(t), 1);
-  for (std::uintptr_t i = n; i >= 2; i--) {
-    ck_assert(d.pop(t));
-    ck_assert_uint_eq(id_of(t), i);
-  }
-  ck_assert(!d.pop(t));
+  pop_down_to_empty(d, n, 2);
 }
 END_TEST
 
@@ -109,12 +115,7 @@ START_TEST(test_nothing_published_for_no_thief) {
   for (std::uintptr_t i = 1; i <= n; i++) ck_assert(!d.push(task_of(i)));
   ck_assert(!d.publish());
   ck_assert_int_eq(d.published_estimate(), 0);
-  Task t;
-  for (std::uintptr_t i = n; i >= 1; i--) {
-    ck_assert(d.pop(t));
-    ck_assert_uint_eq(id_of(t), i);
-  }
-  ck_assert(!d.pop(t));
+  pop_down_to_empty(d, n, 1);
 }
 END_TEST
 
@@ -137,11 +138,7 @@ START_TEST(test_request_publishes_half) {
     ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
     ck_assert_uint_eq(id_of(t), i);
   }
-  for (std::uintptr_t i = 7; i >= 5; i--) {
-    ck_assert(d.pop(t));
-    ck_assert_uint_eq(id_of(t), i);
-  }
-  ck_assert(!d.pop(t));
+  pop_down_to_empty(d, 7, 5);
 }
 END_TEST
 
