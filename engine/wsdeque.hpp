@@ -110,8 +110,8 @@ class WsDeque {
   // Called only by the owning engine: the newest spark, held or published. Returns false if the
   // deque was empty or the last spark was taken by a thief.
   bool pop(Task &out) {
-    std::int64_t h = held_.load(std::memory_order_relaxed);        // owner's own fields
-    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  //
+    std::int64_t h = held_.load(std::memory_order_relaxed);        // owner's own field
+    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // written only by the owner
     Array *a = array_.load(std::memory_order_relaxed);             // only the owner stores it
     if (h > b + 1) {  // held: no thief reads at or above bottom_ (H1)
       out = a->get(h - 1);

@@ -222,8 +222,8 @@ MR_FAST_INLINE_ void MR_fork_new_child_inline_(MR_SyncTerm *st, MR_TaskFn fn, vo
   }
   {
     volatile AO_t *held = (volatile AO_t *)v->deque_bottom;
-    AO_t h = MR_RELAXED_LOAD_(held);                     /* owner's own words */
-    AO_t copy = MR_RELAXED_LOAD_(v->deque_top_copy);     /* */
+    AO_t h = MR_RELAXED_LOAD_(held);                     /* owner's own word */
+    AO_t copy = MR_RELAXED_LOAD_(v->deque_top_copy);     /* owner's own word */
     MR_SparkArray *a = MR_RELAXED_LOAD_(v->deque_array); /* only the owner stores it */
     MR_SparkSlot *s;
     if ((long)(h - copy) > (long)a->mask) { /* full by the copy: the library reads top */
@@ -271,9 +271,9 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
     top = (volatile AO_t *)v->deque_top;
     held = (volatile AO_t *)v->deque_bottom;
     bottom = v->deque_published;
-    h = MR_RELAXED_LOAD_(held) - 1;          /* owner's own words */
-    b = MR_RELAXED_LOAD_(bottom);            /* */
-    t = MR_RELAXED_LOAD_(v->deque_top_copy); /* */
+    h = MR_RELAXED_LOAD_(held) - 1;          /* owner's own word */
+    b = MR_RELAXED_LOAD_(bottom);            /* owner's own word (thieves only read it) */
+    t = MR_RELAXED_LOAD_(v->deque_top_copy); /* owner's own word */
     a = MR_RELAXED_LOAD_(v->deque_array);    /* only the owner stores it */
     s = &a->slots[h & a->mask];
     /* Only the owner writes slots, so the newest one can be looked at before it is popped: a
