@@ -37,8 +37,8 @@ void wake_for_work(int origin);
 
 // The post-work check, after work was published from engine `origin` (-1: from a thread that is
 // not an engine): a seq_cst fence, then wake one sleeper if engines sleep and none searches. Any
-// thread. Inline: it is on the path of every published spark. An engine that is the runtime's only one
-// skips it: nobody else could sleep or take the work (P1, "The only engine").
+// thread. Inline: it is on the path of every published spark. An engine that is the runtime's
+// only one skips it: nobody else could sleep or take the work (P1, "The only engine").
 inline void work_posted(int origin) {
   const Runtime *rt = g_rt;
   if (origin >= 0 && rt->n == 1) return;

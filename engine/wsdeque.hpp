@@ -151,18 +151,6 @@ class WsDeque {
     return true;
   }
 
-  // Called only by the owning engine: the join of the newest element (the one pop would take),
-  // or nullptr if the deque looks empty. Only the owner writes slots, so the slot can be read
-  // before it is popped; a thief may still take it first, so the answer is a hint.
-  Join *peek_join() const {
-    std::int64_t b = held_.load(std::memory_order_relaxed) - 1;  // owner's own field
-    // relaxed: a hint (the owner's copy of top, never ahead of it, only makes the deque look
-    // fuller).
-    if (b < top_cache_.load(std::memory_order_relaxed)) return nullptr;
-    // relaxed: the owner's own stores.
-    return array_.load(std::memory_order_relaxed)->get(b).join;
-  }
-
   // Any thread but the owner.
   Steal steal(Task &out) {
     // relaxed: the seq_cst fence below is an acquire fence too (what another thief's CAS

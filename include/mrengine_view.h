@@ -29,10 +29,11 @@ typedef struct MR_SparkArray {
  * version: fields are never moved or removed, only added at the end (version 1 is the first
  * four), and tests/check_granularity asserts every offset. It is read with libatomic_ops, so a
  * client compiles as C89 or C99 without <stdatomic.h>. Version 2 adds what the inline fork and
- * join need, and version 3 the running context's channel, which the inline MR_sync_term_init
- * stores in the sync term, and version 4 the published part of the deque (doc/design.md, H1). A client compiled against version N reads MR_engine_view_vN, which
- * only a library of version N defines, so that such a client fails to link (or to load)
- * against another version instead of running wrong. */
+ * join need, version 3 the running context's channel, which the inline MR_sync_term_init stores
+ * in the sync term, and version 4 the published part of the deque (doc/design.md, H1). A client
+ * compiled against version N reads MR_engine_view_vN, which only a library of version N
+ * defines, so that such a client fails to link (or to load) against another version instead of
+ * running wrong. */
 typedef struct MR_EngineView {
   const volatile AO_t *deque_top;    /* offset 0: index of the oldest spark of the engine's deque */
   const volatile AO_t *deque_bottom; /* offset 1 pointer: one past its newest spark, held or
