@@ -66,6 +66,7 @@ class WsDeque {
     MR_DASSERT(h >= t0, "deque: top passed bottom outside a pop");
     if (__builtin_expect(h - t0 > static_cast<std::int64_t>(a->mask), 0)) {
       t0 = refresh_top();  // the copy may be behind: full only if top_ says so
+      note_count(bottom_.load(std::memory_order_relaxed), t0);  // and thieves took some
       if (h - t0 > static_cast<std::int64_t>(a->mask)) a = grow(a, t0, h);
     }
     a->put(h, t);
@@ -249,7 +250,6 @@ class WsDeque {
     // acquire: pairs with a thief's CAS (a slot it read may be reused after this).
     std::int64_t t = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
     top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
-    note_count(bottom_.load(std::memory_order_relaxed), t);
     return t;
   }
 
