@@ -68,11 +68,11 @@ void team_barrier(Team *t) {
       return t->generation.load(std::memory_order_acquire) != g ||
              t->cancelled.load(std::memory_order_relaxed);
     };
-    int spins = barrier_spins(t->oversubscribed);
+    int spins = barrier_spins(t->oversubscribed());
     for (int i = 0; i < spins && !done(); i++) mr::engine::cpu_relax();
     // With more members than processors the ones not arrived yet are often preempted: yield
     // the processor to them for a while rather than sleep (two system calls a waiter).
-    if (t->oversubscribed) yield_until(done);
+    if (t->oversubscribed()) yield_until(done);
     // acquire: as above.
     if (t->generation.load(std::memory_order_acquire) == g) MR_future_wait(&t->bar[g & 1]);
   }

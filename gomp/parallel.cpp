@@ -205,9 +205,6 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
     auto scope = std::make_shared<RedScope>(RedScope{reductions, red_visible(enc)});
     t->red_scope = scope;
   }
-  // A reused team has the same size, so the same answer, and members of its last region may
-  // still read it (barrier_spins): only a new team is written.
-  if (!reused) t->oversubscribed = n > G.procs;
   set_first_ws(t, n, preset);
   begin_member(t, 0);
   // A reused team may still be held by members of its last region that have not let go of it

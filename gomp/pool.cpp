@@ -59,7 +59,7 @@ void pool_main(PoolThread *p) {
       p->jobs.pop_front();
     }
     taken++;
-    oversubscribed = j.team->oversubscribed;  // (run_member lets go of the team)
+    oversubscribed = j.team->oversubscribed();  // (run_member lets go of the team)
     run_member(j.team, j.member);
     if (p->generic) {
       std::lock_guard<std::mutex> lk(pool_lock);

@@ -153,9 +153,10 @@ struct Team {
   // then reports place -1 and an empty partition).
   std::vector<Placement> placement;
   int here = -1;  // the engine that started it (its member 0's), or -1
-  // More members than processors: its waits spin briefly, since a spinning member holds a
-  // processor that a preempted one needs (doc/gomp.md, "Waiting": Oversubscription).
-  bool oversubscribed = false;
+  // More members than processors: its waits spin briefly, then yield, since a spinning member
+  // holds a processor that a preempted one needs (doc/gomp.md, "Waiting": Oversubscription).
+  // n is fixed for the team's life (a reused team has the same size), so any member may ask.
+  bool oversubscribed() const { return n > G.procs; }
   std::vector<Task> members;  // the implicit tasks
   // What each member's implicit task starts the region with (begin_member): the ICVs, the
   // first work-share of a combined parallel loop or sections (or null), and the task

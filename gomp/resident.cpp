@@ -71,7 +71,7 @@ void resident_main(void *arg) {
   bool oversubscribed = false;
   for (;;) {
     seen = resident_wait(r, seen, oversubscribed) >> 1;
-    oversubscribed = r->team->oversubscribed;  // (run_member lets go of the team)
+    oversubscribed = r->team->oversubscribed();  // (run_member lets go of the team)
     run_member(r->team, r->member);
   }
 }

@@ -26,6 +26,7 @@ std::uint64_t look_ns();
 // when the time is up. The processor stays with the caller: for teams that fit the processors.
 template <class Done>
 bool spin_until(Done done) {
+  if (done()) return true;
   std::uint64_t until = MR_now() + look_ns();
   for (unsigned i = 1;; i++) {
     if (done()) return true;
