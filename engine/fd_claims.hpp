@@ -9,7 +9,9 @@ namespace mr::engine {
 
 // Claim `events` (MR_FD_READ and/or MR_FD_WRITE) of fd for the caller's wait, a context's or a
 // thread's (`context`). Returns 0 and *other, the directions somebody else holds on fd now; or
-// MR_EINUSE (nothing claimed) if one of `events` is held. Any thread.
+// MR_EINUSE (nothing claimed) if one of `events` is held; or MR_ENOMEM if the table's block for
+// fd cannot be made. A negative fd claims nothing and returns 0 (the wait answers MR_EBADF).
+// Any thread.
 int fd_claim(int fd, int events, bool context, int *other);
 
 // Give back what fd_claim took. Any thread.
