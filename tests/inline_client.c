@@ -3,10 +3,15 @@
  * forks one branch per call; a stolen branch makes its parent suspend at the join and resume on
  * the thief's engine, so the same call frame runs on two OS threads, and every later fork and
  * join in it must use the engine it runs on now (mrengine.h, MR_view_now_). */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "inline_client.h"
 #include "mrengine.h"
+#include "mrengine_stats.h"
 
 struct arg {
   int n;
@@ -57,4 +62,76 @@ long inline_client_fib(int n) {
     inline_client_note(before, MR_engine_id(), view_engine());
   }
   return a[1].r == b ? a[0].r + b : -1;
+}
+
+/* ---- A move that does not depend on timing --------------------------------------------------- */
+
+struct stay {
+  int parent_engine;     /* the engine of the frame that forked it */
+  atomic_int stolen;     /* set by the branch when it runs on another engine */
+  atomic_int joining;    /* set by the parent before its join */
+  uint64_t suspends;     /* the parent engine's suspensions before that join */
+};
+
+static uint64_t suspends_on(int engine) {
+  MR_EngineStats s;
+  MR_engine_stats_init(&s);
+  return MR_stats_get(engine, &s) == 0 ? s.contexts_suspended : 0;
+}
+
+static int before_deadline(const struct timespec *deadline) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec < deadline->tv_sec ||
+         (now.tv_sec == deadline->tv_sec && now.tv_nsec < deadline->tv_nsec);
+}
+
+/* Run in place by its parent, it returns at once. Stolen, it keeps running until the parent's
+ * engine has counted the parent's suspension at the join, and 5 ms more for the parent's own
+ * arrival that follows it (switch.hpp): then this branch arrives last and resumes the parent on
+ * this engine. Each wait gives up after 10 s (the parent then resumes where it suspended). */
+static void stay_until_parent_waits(void *env) {
+  struct stay *s = env;
+  struct timespec deadline, pause = {0, 5000000};
+  if (MR_engine_id() == s->parent_engine) return;
+  atomic_store(&s->stolen, 1);
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += 10;
+  while (!atomic_load(&s->joining) && before_deadline(&deadline)) sched_yield();
+  while (suspends_on(s->parent_engine) == s->suspends && before_deadline(&deadline)) sched_yield();
+  nanosleep(&pause, NULL);
+}
+
+int inline_client_move(void) {
+  MR_SyncTerm st;
+  struct stay s;
+  struct arg a;
+  struct timespec deadline;
+  int before = MR_engine_id(), stolen, moved;
+  long b;
+  s.parent_engine = before;
+  atomic_init(&s.stolen, 0);
+  atomic_init(&s.joining, 0);
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, stay_until_parent_waits, &s);
+  /* The first spark of a context is published (H1: none is): wait here, without calling the
+   * runtime, until the other engine takes it. */
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += 10;
+  while (!atomic_load(&s.stolen) && before_deadline(&deadline)) sched_yield();
+  stolen = atomic_load(&s.stolen);
+  s.suspends = suspends_on(before);
+  atomic_store(&s.joining, 1);
+  MR_join_and_continue(&st);
+  moved = MR_engine_id() != before;
+  inline_client_note(before, MR_engine_id(), view_engine());
+  /* A second conjunction in the frame that moved. */
+  before = MR_engine_id();
+  a.n = 10;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, branch, &a);
+  b = inline_client_fib(9);
+  MR_join_and_continue(&st);
+  inline_client_note(before, MR_engine_id(), view_engine());
+  return stolen && a.r + b == 89 ? moved : -1;
 }
