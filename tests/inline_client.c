@@ -67,10 +67,10 @@ long inline_client_fib(int n) {
 /* ---- A move that does not depend on timing --------------------------------------------------- */
 
 struct stay {
-  int parent_engine;     /* the engine of the frame that forked it */
-  atomic_int stolen;     /* set by the branch when it runs on another engine */
-  atomic_int joining;    /* set by the parent before its join */
-  uint64_t suspends;     /* the parent engine's suspensions before that join */
+  int parent_engine;  /* the engine of the frame that forked it */
+  atomic_int stolen;  /* set by the branch when it runs on another engine */
+  atomic_int joining; /* set by the parent before its join */
+  uint64_t suspends;  /* the parent engine's suspensions before that join */
 };
 
 static uint64_t suspends_on(int engine) {
