@@ -88,7 +88,8 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
  * running) the thread waits in an epoll instance of its own, with the same results. One read
  * waiter and one write waiter may wait on a descriptor at once, from any engines or threads.
- * Returns the ready bits (> 0); 0 at the time-out; MR_EINVAL (events not READ/WRITE); MR_EBADF
+ * Returns the ready bits (> 0); 0 at the time-out (a descriptor ready then is reported ready,
+ * however short the time-out); MR_EINVAL (events not READ/WRITE); MR_EBADF
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
  * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
  * descriptor closed while a context waits on it never becomes ready: the wait ends at its

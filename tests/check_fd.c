@@ -64,22 +64,25 @@ START_TEST(test_pipe_ready_and_timeout) {
 }
 END_TEST
 
-/* ---- a zero time-out is a poll: a ready descriptor is always reported ready ---- */
-/* A time-out of 0 used to arm a timer due at once; the other engine, passing its idle loop,
- * could fire it before the waiting engine read its epoll instance, and report a ready
- * descriptor as timed out. A poller on each engine, so that each passes its idle loop often and
- * may take the other's overdue timers. */
+/* ---- a zero or tiny time-out: a ready descriptor is always reported ready ---- */
+/* A time-out of 0 used to arm a timer due at once, and a tiny one still does; the other engine,
+ * passing its idle loop, could fire it before the waiting engine read its epoll instance, and
+ * report a ready descriptor as timed out. A poller on each engine, so that each passes its idle
+ * loop often and may take the other's overdue timers. Loop index 0: time-out 0; 1: 1 ns. */
 static int poll_ready[2][2], poll_empty[2][2]; /* a ready and an empty pipe per poller */
 static int poll_rounds;
+static int64_t poll_timeout;
 static atomic_int poll_wrong, poll_slow;
 
 static void poller(void *arg) {
   const int *ready = poll_ready[(intptr_t)arg], *empty = poll_empty[(intptr_t)arg];
   for (int i = 0; i < poll_rounds; i++) {
-    if (MR_wait_fd(ready[0], MR_FD_READ, 0) != MR_FD_READ) atomic_fetch_add(&poll_wrong, 1);
-    if (MR_wait_fd(ready[1], MR_FD_WRITE, 0) != MR_FD_WRITE) atomic_fetch_add(&poll_wrong, 1);
+    if (MR_wait_fd(ready[0], MR_FD_READ, poll_timeout) != MR_FD_READ)
+      atomic_fetch_add(&poll_wrong, 1);
+    if (MR_wait_fd(ready[1], MR_FD_WRITE, poll_timeout) != MR_FD_WRITE)
+      atomic_fetch_add(&poll_wrong, 1);
     uint64_t t0 = MR_now();
-    if (MR_wait_fd(empty[0], MR_FD_READ, 0) != 0) atomic_fetch_add(&poll_wrong, 1);
+    if (MR_wait_fd(empty[0], MR_FD_READ, poll_timeout) != 0) atomic_fetch_add(&poll_wrong, 1);
     /* Promptly: nothing is waited for (a second is far beyond any scheduling delay). */
     if (MR_now() - t0 > 1000 * (uint64_t)MS) atomic_fetch_add(&poll_slow, 1);
   }
@@ -87,6 +90,7 @@ static void poller(void *arg) {
 
 START_TEST(test_poll_ready) {
   poll_rounds = MR_TEST_SCALE(20000);
+  poll_timeout = _i;
   start_fd(2, 0);
   for (int p = 0; p < 2; p++) {
     ck_assert_int_eq(pipe2(poll_ready[p], O_NONBLOCK), 0);
@@ -492,7 +496,7 @@ int main(void) {
   Suite *s = suite_create("fd");
   TCase *tc = mr_tcase("fd", 120);
   tcase_add_test(tc, test_pipe_ready_and_timeout);
-  tcase_add_test(tc, test_poll_ready);
+  tcase_add_loop_test(tc, test_poll_ready, 0, 2);
   tcase_add_test(tc, test_two_waiters);
   tcase_add_test(tc, test_foreign_thread);
   tcase_add_test(tc, test_thread_codes);
