@@ -11,7 +11,7 @@
 
 omp_bench_kernels = bench/omp/fib bench/omp/nqueens bench/omp/uts bench/omp/mergesort \
 	bench/omp/gs bench/omp/fanout bench/omp/loop bench/omp/barrier bench/omp/knapsack \
-	bench/omp/regions
+	bench/omp/regions bench/omp/sparselu bench/omp/align
 omp_bench_cflags = $(MR_CFLAGS) -O2 -fopenmp
 
 # make check runs run.sh --check (tiny inputs, every runtime found, 1 and 2 threads) when the
@@ -69,6 +69,12 @@ bench_omp_knapsack_LDADD =
 bench_omp_regions_CFLAGS = $(omp_bench_cflags)
 bench_omp_regions_LDFLAGS = $(omp_bench_ldflags)
 bench_omp_regions_LDADD =
+bench_omp_sparselu_CFLAGS = $(omp_bench_cflags)
+bench_omp_sparselu_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_sparselu_LDADD = -lm
+bench_omp_align_CFLAGS = $(omp_bench_cflags)
+bench_omp_align_LDFLAGS = $(omp_bench_ldflags)
+bench_omp_align_LDADD =
 
 OMP_BENCH_RUNS = 5
 OMP_BENCH_FLAGS =

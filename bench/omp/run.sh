@@ -11,7 +11,7 @@
 #     --over LIST       threads per processor for regions, the oversubscription kernel
 #                       (default "1 2 4": on 2 processors, 2, 4 and 8 threads)
 #     --kernels LIST    some of: fib nqueens uts mergesort gs fanout loop barrier knapsack
-#                       regions (default all)
+#                       regions sparselu align (default all)
 #     --timeout S       seconds one run may take before it is killed (default 120)
 #     --gomp DIR        directory with gcc's libgomp.so.1 (default: the one gcc links)
 #     --omp DIR         directory with a libgomp.so.1 that is LLVM's libomp (default: a
@@ -41,7 +41,7 @@ set -u
 runs=5
 threads="1 2"
 over="1 2 4"
-all_kernels="fib nqueens uts mergesort gs fanout loop barrier knapsack regions"
+all_kernels="fib nqueens uts mergesort gs fanout loop barrier knapsack regions sparselu align"
 kernels=$all_kernels
 timeout_s=120
 gomp_dir=
@@ -91,6 +91,8 @@ kernel_args() {
       barrier) echo "2000" ;;
       knapsack) echo "20" ;;
       regions) echo "200 256" ;;
+      sparselu) echo "6 8" ;;
+      align) echo "12 40" ;;
     esac
   else
     case "$1" in
@@ -104,6 +106,8 @@ kernel_args() {
       barrier) echo "100000" ;;
       knapsack) echo "36" ;;
       regions) echo "20000 2048" ;;
+      sparselu) echo "32 64" ;;
+      align) echo "120 400" ;;
     esac
   fi
 }
