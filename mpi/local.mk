@@ -18,13 +18,22 @@ libmrmpi_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(PTHREAD_FLAGS)
 # The tests run several ranks (mpirun, this machine only) and take longer than make check
 # should: `make check-mpi` runs them (.ci/run does, as a timed stage). tests/mpi/check-mpi.sh
 # says which; every run has a time-out.
-mpi_test_progs = tests/mpi/tasks tests/mpi/cxx tests/mpi/omp_tasks tests/mpi/omp_preload
+mpi_test_progs = tests/mpi/tasks tests/mpi/p2p tests/mpi/vcoll tests/mpi/cxx tests/mpi/omp_tasks \
+	tests/mpi/omp_preload
 EXTRA_PROGRAMS += $(mpi_test_progs)
 CLEANFILES += $(mpi_test_progs)
 tests_mpi_tasks_SOURCES = tests/mpi/tasks.c
 tests_mpi_tasks_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_mpi_tasks_CFLAGS = $(MR_CFLAGS)
 tests_mpi_tasks_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
+tests_mpi_p2p_SOURCES = tests/mpi/p2p.c
+tests_mpi_p2p_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+tests_mpi_p2p_CFLAGS = $(MR_CFLAGS)
+tests_mpi_p2p_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
+tests_mpi_vcoll_SOURCES = tests/mpi/vcoll.c
+tests_mpi_vcoll_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+tests_mpi_vcoll_CFLAGS = $(MR_CFLAGS)
+tests_mpi_vcoll_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
 tests_mpi_cxx_SOURCES = tests/mpi/cxx.cpp
 tests_mpi_cxx_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
 tests_mpi_cxx_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
