@@ -63,7 +63,8 @@ endif
 # The benchmark (doc/mpi.md, "The benchmark"): `make bench-mpi` builds bench/mpi_heat (one gcc
 # -fopenmp program for the three versions: the runtime is chosen at run time) and runs
 # bench/mpi_heat.sh (MPI_HEAT_RUNS runs of each version on 2 and 4 ranks, interleaved;
-# MPI_HEAT_FLAGS for the program, e.g. --nx 4096 --rows 1024 --iters 200).
+# MPI_HEAT_FLAGS for the program, e.g. --nx 4096 --rows 1024 --iters 200). Its table also goes
+# to $(BENCH_OUT)/mpi-heat.csv, which bench/plot.sh draws as mpi-heat.svg (with gnuplot).
 EXTRA_PROGRAMS += bench/mpi_heat
 CLEANFILES += bench/mpi_heat
 bench_mpi_heat_SOURCES = bench/mpi_heat.c
@@ -77,8 +78,12 @@ MPI_HEAT_FLAGS =
 MPI_HEAT_THREADS = 1
 if MR_HAVE_MPI
 bench-mpi: bench/mpi_heat$(EXEEXT) gomp/libgomp.la
+	$(MKDIR_P) $(BENCH_OUT)
 	MPIRUN='$(MPIRUN)' MPI_HEAT_THREADS='$(MPI_HEAT_THREADS)' \
+	  MPI_HEAT_CSV='$(BENCH_OUT)/mpi-heat.csv' \
 	  $(SHELL) $(srcdir)/bench/mpi_heat.sh $(MPI_HEAT_RUNS) $(MPI_HEAT_FLAGS)
+	if command -v gnuplot >/dev/null; then sh $(srcdir)/bench/plot.sh $(BENCH_OUT); fi
+	@echo "bench-mpi: table above; CSV and SVG in $(BENCH_OUT)"
 else
 bench-mpi:
 	@echo "bench-mpi: configure found no MPI (or --without-mpi)"; exit 1
