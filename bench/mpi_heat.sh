@@ -3,6 +3,8 @@
 # interleaved, RUNS runs each; per ranks and version the median time per iteration with
 # min..max, the median overlap and CPU per rank. Run from the build directory (make bench-mpi).
 #   mpi_heat.sh [RUNS] [mpi_heat options...]
+# With MPI_HEAT_CSV=FILE the table also goes to FILE (ranks,version,median,min,max,overlapped,
+# cpu; seconds per iteration), from which bench/plot.sh draws mpi-heat.svg (make bench-mpi).
 builddir=$(pwd)
 runs=${1:-5}
 [ $# -gt 0 ] && shift
@@ -29,10 +31,12 @@ for np in 2 4; do
     r=$((r + 1))
   done
 done
+csv=${MPI_HEAT_CSV:-}
+[ -z "$csv" ] || echo "ranks,version,median,min,max,overlapped,cpu" >"$csv"
 echo "ranks version      s/iteration (median, min..max)    overlapped  CPU/rank"
 for np in 2 4; do
   for mode in forkjoin tasks mrc; do
-    awk -v m=$mode -v n=$np '$1 == m && $2 == n { t[++k] = $3; o[k] = $4; c[k] = $5 }
+    awk -v m=$mode -v n=$np -v csv="$csv" '$1 == m && $2 == n { t[++k] = $3; o[k] = $4; c[k] = $5 }
       function med(a, k,   i, j, x) {  # sorts a[1..k] (insertion) and returns its median
         for (i = 2; i <= k; i++) {
           x = a[i]
@@ -44,8 +48,9 @@ for np in 2 4; do
       END {
         lo = t[1]; hi = t[1]
         for (i = 1; i <= k; i++) { if (t[i] < lo) lo = t[i]; if (t[i] > hi) hi = t[i] }
-        printf "%5d %-9s %12.6f (%.6f..%.6f) %10.2f %9.2f\n", n, m, med(t, k), lo, hi,
-          med(o, k), med(c, k)
+        mt = med(t, k); mo = med(o, k); mc = med(c, k)
+        printf "%5d %-9s %12.6f (%.6f..%.6f) %10.2f %9.2f\n", n, m, mt, lo, hi, mo, mc
+        if (csv != "") printf "%d,%s,%.9f,%.9f,%.9f,%.4f,%.4f\n", n, m, mt, lo, hi, mo, mc >> csv
       }' "$out"
   done
 done

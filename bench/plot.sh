@@ -6,6 +6,8 @@
 #                            every variant, blocked and busy poster
 #   DIR/omp-summary.csv   -> DIR/omp-<kernel>.svg: bench/omp/run.sh's table (make bench-omp):
 #                            median against threads, one line per runtime (min..max as error bars)
+#   DIR/mpi-heat.csv      -> DIR/mpi-heat.svg: bench/mpi_heat.sh's table (make bench-mpi): time
+#                            per iteration against ranks, one line per version (min..max as bars)
 # Needs gnuplot (Debian: gnuplot-nox).
 set -e
 dir=${1:?usage: plot.sh DIR}
@@ -104,4 +106,34 @@ set grid
 plot $plots
 GP
   done < "$tmp/omp.kernels"
+fi
+
+if [ -f "$dir/mpi-heat.csv" ]; then
+  # One data file per version: ranks median min max (seconds per iteration).
+  awk -F, -v t="$tmp" 'NR > 1 { print $1, $3, $4, $5 >> (t "/heat." $2)
+      if (NR == 2 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+    END { print lo - 0.5 ":" hi + 0.5 > (t "/heat.xrange") }' "$dir/mpi-heat.csv"
+  plots=""
+  for v in forkjoin tasks mrc; do
+    f="$tmp/heat.$v"
+    [ -f "$f" ] || continue
+    case $v in forkjoin) t="(a) fork-join";; tasks) t="(b) tasks";; mrc) t="(c) mrc";; esac
+    sort -n -o "$f" "$f"
+    plots="$plots${plots:+, }'$f' using 1:(\$2*1e3):(\$3*1e3):(\$4*1e3) with yerrorlines title '$t'"
+  done
+  if [ -n "$plots" ]; then
+    gnuplot <<GP
+set terminal svg size 640,420 dynamic font "sans,11"
+set output '$dir/mpi-heat.svg'
+set title 'bench/mpi_heat (2-D heat equation): time per iteration, median (min..max)' noenhanced
+set xlabel 'ranks'
+set ylabel 'ms per iteration'
+set xtics 1
+set xrange [$(cat "$tmp/heat.xrange")]
+set yrange [0:*]
+set key outside right
+set grid
+plot $plots
+GP
+  fi
 fi

@@ -7,12 +7,14 @@
  * with the runtime not running) each call is the blocking MPI call it stands for.
  *
  * libmrmpi also defines the blocking MPI calls themselves (MPI_Recv, MPI_Send, MPI_Ssend,
- * MPI_Sendrecv, MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Probe, MPI_Barrier, MPI_Bcast,
- * MPI_Reduce, MPI_Allreduce, MPI_Gather, MPI_Allgather, MPI_Scatter, MPI_Alltoall) through
- * the MPI profiling interface: linked before the MPI library, or loaded with LD_PRELOAD, it
- * makes an unmodified program's blocking calls in a context (an OpenMP task or team member of
- * libmrgomp included) the nonblocking call and a suspension, and leaves them as they were
- * everywhere else.
+ * MPI_Sendrecv, MPI_Sendrecv_replace, MPI_Mrecv, MPI_Wait, MPI_Waitall, MPI_Waitany,
+ * MPI_Waitsome, MPI_Probe, MPI_Mprobe, MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+ * MPI_Gather, MPI_Gatherv, MPI_Allgather, MPI_Allgatherv, MPI_Scatter, MPI_Scatterv,
+ * MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw, MPI_Reduce_scatter, MPI_Reduce_scatter_block,
+ * MPI_Scan, MPI_Exscan; doc/mpi.md) through the MPI profiling interface: linked before the
+ * MPI library, or loaded with LD_PRELOAD, it makes an unmodified program's blocking calls in a
+ * context (an OpenMP task or team member of libmrgomp included) the nonblocking call and a
+ * suspension, and leaves them as they were everywhere else.
  *
  * Suspending needs MPI_THREAD_MULTIPLE (engines are threads, and any of them may test): a call
  * that would suspend under a lower level stops the process with a message that starts with

@@ -1,5 +1,9 @@
 // interpose.cpp: the blocking MPI calls, through the MPI profiling interface (mrmpi.h). In a
 // context each is its nonblocking form and a suspension (waits.hpp); elsewhere the call itself.
+#include <algorithm>
+#include <memory>
+#include <new>
+
 #include "waits.hpp"
 
 using mr::mpi::task_aware;
@@ -10,6 +14,46 @@ namespace {
 // The wait for a request just started by `start` (its MPI code), in a context.
 int finish(int start, MPI_Request *req, MPI_Status *status) {
   return start != MPI_SUCCESS ? start : MR_mpi_wait(req, status);
+}
+
+// MPI_Sendrecv in a context: the receive and the send started, then both waited for.
+int sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+             int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+             MPI_Status *status) {
+  MPI_Request r[2];
+  int rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &r[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &r[1]);
+  if (rc != MPI_SUCCESS) {  // the receive is still posted: wait for it as the call would have
+    (void)MR_mpi_wait(&r[0], status);
+    return rc;
+  }
+  rc = MR_mpi_wait(&r[1], MPI_STATUS_IGNORE);
+  int rc2 = MR_mpi_wait(&r[0], status);
+  return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+// An error found here rather than by an MPI call: comm's error handler decides, as in MPI.
+int fail(MPI_Comm comm, int code) {
+  (void)PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+// MPI_Probe and MPI_Mprobe in a context (kind PROBE or MPROBE): a test, then a suspension.
+int probe(Wait::Kind kind, int source, int tag, MPI_Comm comm, MPI_Message *message,
+          MPI_Status *status) {
+  int flag = 0;
+  int rc = kind == Wait::PROBE ? PMPI_Iprobe(source, tag, comm, &flag, status)
+                               : PMPI_Improbe(source, tag, comm, &flag, message, status);
+  if (rc != MPI_SUCCESS || flag) return rc;
+  Wait w;
+  w.kind = kind;
+  w.source = source;
+  w.tag = tag;
+  w.comm = comm;
+  w.message = message;
+  w.status = status;
+  return mr::mpi::suspend_on(&w);
 }
 
 }  // namespace
@@ -41,17 +85,40 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
   if (!task_aware("MPI_Sendrecv"))
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
                          status);
-  MPI_Request r[2];
-  int rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &r[0]);
+  return sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+}
+
+// Open MPI 4.1 has no MPI_Isendrecv_replace (MPI 4.0): the message is received into a packed
+// buffer (a receive of MPI_PACKED matches a send of any type) while the send reads buf, then
+// unpacked into buf. Not a copy of buf's whole extent received with the same datatype: a
+// derived datatype may have holes (a matrix column, padding, MPI_BOTTOM's absolute addresses),
+// and copying the extent back would write the holes too, over what other contexts wrote there
+// meanwhile; MPI_Unpack writes the type map's bytes only, as the receive does. On one machine
+// (homogeneous) an element packs to MPI_Type_size bytes, and MPI keeps a status's count in
+// bytes (Open MPI and MPICH), so MPI_Get_count(status, type) is what the receive would give.
+// A message that ends inside an element leaves that element as it was.
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                         int rtag, MPI_Comm comm, MPI_Status *status) {
+  if (!task_aware("MPI_Sendrecv_replace"))
+    return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
+  int cap = 0, size = 0;
+  int rc = PMPI_Pack_size(count, type, comm, &cap);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_size(type, &size);
   if (rc != MPI_SUCCESS) return rc;
-  rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &r[1]);
-  if (rc != MPI_SUCCESS) {  // the receive is still posted: wait for it as the call would have
-    (void)MR_mpi_wait(&r[0], status);
-    return rc;
-  }
-  rc = MR_mpi_wait(&r[1], MPI_STATUS_IGNORE);
-  int rc2 = MR_mpi_wait(&r[0], status);
-  return rc != MPI_SUCCESS ? rc : rc2;
+  std::unique_ptr<char[]> packed(new (std::nothrow) char[static_cast<unsigned>(std::max(cap, 1))]);
+  if (!packed) return fail(comm, MPI_ERR_NO_MEM);
+  MPI_Status st;
+  rc = sendrecv(buf, count, type, dest, stag, packed.get(), cap, MPI_PACKED, source, rtag, comm,
+                &st);
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  if (rc != MPI_SUCCESS) return rc;
+  int got = 0;
+  (void)PMPI_Get_count(&st, MPI_PACKED, &got);
+  if (size == 0) return MPI_SUCCESS;
+  // Pack_size may exceed count * size (an upper bound): more than count elements is truncation.
+  if (got / size > count) return fail(comm, MPI_ERR_TRUNCATE);
+  int pos = 0;
+  return PMPI_Unpack(packed.get(), got, &pos, buf, got / size, type, comm);
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status) { return MR_mpi_wait(req, status); }
@@ -64,18 +131,37 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
   return MR_mpi_waitany(n, reqs, index, status);
 }
 
+// Until at least one request completes, then every one complete by then (MPI's outcount,
+// indices and statuses); MPI_UNDEFINED at once when none is active (all null or inactive).
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status *statuses) {
+  if (!task_aware("MPI_Waitsome")) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+  int rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+  if (rc != MPI_SUCCESS || *outcount != 0) return rc;
+  Wait w;
+  w.kind = Wait::SOME;
+  w.reqs = reqs;
+  w.n = n;
+  w.indices = indices;
+  w.status = statuses;
+  rc = mr::mpi::suspend_on(&w);
+  *outcount = w.index;
+  return rc;
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
   if (!task_aware("MPI_Probe")) return PMPI_Probe(source, tag, comm, status);
-  int flag = 0;
-  int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-  if (rc != MPI_SUCCESS || flag) return rc;
-  Wait w;
-  w.kind = Wait::PROBE;
-  w.source = source;
-  w.tag = tag;
-  w.comm = comm;
-  w.status = status;
-  return mr::mpi::suspend_on(&w);
+  return probe(Wait::PROBE, source, tag, comm, nullptr, status);
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+  if (!task_aware("MPI_Mprobe")) return PMPI_Mprobe(source, tag, comm, message, status);
+  return probe(Wait::MPROBE, source, tag, comm, message, status);
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+  if (!task_aware("MPI_Mrecv")) return PMPI_Mrecv(buf, count, type, message, status);
+  MPI_Request r;
+  return finish(PMPI_Imrecv(buf, count, type, message, &r), &r, status);
 }
 
 // The collectives: their nonblocking forms. Every rank must still start a communicator's
@@ -140,6 +226,86 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
   MPI_Request r;
   return finish(PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r), &r,
                 MPI_STATUS_IGNORE);
+}
+
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
+  if (!task_aware("MPI_Gatherv"))
+    return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+  MPI_Request r;
+  return finish(PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &r),
+                &r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+  if (!task_aware("MPI_Scatterv"))
+    return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+  MPI_Request r;
+  return finish(PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r),
+                &r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+  if (!task_aware("MPI_Allgatherv"))
+    return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+  MPI_Request r;
+  return finish(PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r), &r,
+                MPI_STATUS_IGNORE);
+}
+
+int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  if (!task_aware("MPI_Alltoallv"))
+    return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  MPI_Request r;
+  return finish(
+      PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r), &r,
+      MPI_STATUS_IGNORE);
+}
+
+int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                  const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+                  const MPI_Datatype rtypes[], MPI_Comm comm) {
+  if (!task_aware("MPI_Alltoallw"))
+    return PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+  MPI_Request r;
+  return finish(
+      PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r), &r,
+      MPI_STATUS_IGNORE);
+}
+
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                       MPI_Op op, MPI_Comm comm) {
+  if (!task_aware("MPI_Reduce_scatter"))
+    return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
+  MPI_Request r;
+  return finish(PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, &r), &r,
+                MPI_STATUS_IGNORE);
+}
+
+int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  if (!task_aware("MPI_Reduce_scatter_block"))
+    return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm);
+  MPI_Request r;
+  return finish(PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, type, op, comm, &r), &r,
+                MPI_STATUS_IGNORE);
+}
+
+int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!task_aware("MPI_Scan")) return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
+  MPI_Request r;
+  return finish(PMPI_Iscan(sbuf, rbuf, count, type, op, comm, &r), &r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm) {
+  if (!task_aware("MPI_Exscan")) return PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
+  MPI_Request r;
+  return finish(PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, &r), &r, MPI_STATUS_IGNORE);
 }
 
 }  // extern "C"

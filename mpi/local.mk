@@ -18,13 +18,22 @@ libmrmpi_la_LDFLAGS = -version-info 0:0:0 -no-undefined $(PTHREAD_FLAGS)
 # The tests run several ranks (mpirun, this machine only) and take longer than make check
 # should: `make check-mpi` runs them (.ci/run does, as a timed stage). tests/mpi/check-mpi.sh
 # says which; every run has a time-out.
-mpi_test_progs = tests/mpi/tasks tests/mpi/cxx tests/mpi/omp_tasks tests/mpi/omp_preload
+mpi_test_progs = tests/mpi/tasks tests/mpi/p2p tests/mpi/vcoll tests/mpi/cxx tests/mpi/omp_tasks \
+	tests/mpi/omp_preload
 EXTRA_PROGRAMS += $(mpi_test_progs)
 CLEANFILES += $(mpi_test_progs)
 tests_mpi_tasks_SOURCES = tests/mpi/tasks.c
 tests_mpi_tasks_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_mpi_tasks_CFLAGS = $(MR_CFLAGS)
 tests_mpi_tasks_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
+tests_mpi_p2p_SOURCES = tests/mpi/p2p.c
+tests_mpi_p2p_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+tests_mpi_p2p_CFLAGS = $(MR_CFLAGS)
+tests_mpi_p2p_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
+tests_mpi_vcoll_SOURCES = tests/mpi/vcoll.c
+tests_mpi_vcoll_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+tests_mpi_vcoll_CFLAGS = $(MR_CFLAGS)
+tests_mpi_vcoll_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
 tests_mpi_cxx_SOURCES = tests/mpi/cxx.cpp
 tests_mpi_cxx_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
 tests_mpi_cxx_LDADD = libmrmpi.la libmrengine.la $(MPI_LIBS)
@@ -54,7 +63,8 @@ endif
 # The benchmark (doc/mpi.md, "The benchmark"): `make bench-mpi` builds bench/mpi_heat (one gcc
 # -fopenmp program for the three versions: the runtime is chosen at run time) and runs
 # bench/mpi_heat.sh (MPI_HEAT_RUNS runs of each version on 2 and 4 ranks, interleaved;
-# MPI_HEAT_FLAGS for the program, e.g. --nx 4096 --rows 1024 --iters 200).
+# MPI_HEAT_FLAGS for the program, e.g. --nx 4096 --rows 1024 --iters 200). Its table also goes
+# to $(BENCH_OUT)/mpi-heat.csv, which bench/plot.sh draws as mpi-heat.svg (with gnuplot).
 EXTRA_PROGRAMS += bench/mpi_heat
 CLEANFILES += bench/mpi_heat
 bench_mpi_heat_SOURCES = bench/mpi_heat.c
@@ -68,8 +78,12 @@ MPI_HEAT_FLAGS =
 MPI_HEAT_THREADS = 1
 if MR_HAVE_MPI
 bench-mpi: bench/mpi_heat$(EXEEXT) gomp/libgomp.la
+	$(MKDIR_P) $(BENCH_OUT)
 	MPIRUN='$(MPIRUN)' MPI_HEAT_THREADS='$(MPI_HEAT_THREADS)' \
+	  MPI_HEAT_CSV='$(BENCH_OUT)/mpi-heat.csv' \
 	  $(SHELL) $(srcdir)/bench/mpi_heat.sh $(MPI_HEAT_RUNS) $(MPI_HEAT_FLAGS)
+	if command -v gnuplot >/dev/null; then sh $(srcdir)/bench/plot.sh $(BENCH_OUT); fi
+	@echo "bench-mpi: table above; CSV and SVG in $(BENCH_OUT)"
 else
 bench-mpi:
 	@echo "bench-mpi: configure found no MPI (or --without-mpi)"; exit 1

@@ -52,14 +52,26 @@ void test_ones(void *const *items, int n, unsigned char *done) {
   }
 }
 
-// An ANY or PROBE wait: true once complete (w->rc set).
+// Any other wait: true once complete (w->rc set).
 bool test_other(Wait *w) {
   MPI_Status st;
   int flag = 0;
-  if (w->kind == Wait::ANY)
-    w->rc = PMPI_Testany(w->n, w->reqs, &w->index, &flag, &st);
-  else
-    w->rc = PMPI_Iprobe(w->source, w->tag, w->comm, &flag, &st);
+  switch (w->kind) {
+    case Wait::ANY:
+      w->rc = PMPI_Testany(w->n, w->reqs, &w->index, &flag, &st);
+      break;
+    case Wait::SOME:  // complete once one is (index > 0), or none is active (MPI_UNDEFINED)
+      w->rc = PMPI_Testsome(w->n, w->reqs, &w->index, w->indices, w->status);
+      return (w->rc != MPI_SUCCESS && w->rc != MPI_ERR_IN_STATUS) || w->index != 0;
+    case Wait::PROBE:
+      w->rc = PMPI_Iprobe(w->source, w->tag, w->comm, &flag, &st);
+      break;
+    case Wait::MPROBE:  // a match takes the message out of the queue: it goes to *w->message
+      w->rc = PMPI_Improbe(w->source, w->tag, w->comm, &flag, w->message, &st);
+      break;
+    case Wait::ONE:  // tested together, by test_ones
+      return false;
+  }
   if (w->rc != MPI_SUCCESS) return true;
   if (flag) give_status(w, st);
   return flag != 0;

@@ -50,8 +50,12 @@ int block_on(Wait *w) {
       return PMPI_Wait(w->reqs, w->status);
     case Wait::ANY:
       return PMPI_Waitany(w->n, w->reqs, &w->index, w->status);
+    case Wait::SOME:
+      return PMPI_Waitsome(w->n, w->reqs, &w->index, w->indices, w->status);
     case Wait::PROBE:
       return PMPI_Probe(w->source, w->tag, w->comm, w->status);
+    case Wait::MPROBE:
+      return PMPI_Mprobe(w->source, w->tag, w->comm, w->message, w->status);
   }
   return MPI_ERR_OTHER;
 }

@@ -9,18 +9,20 @@ namespace mr::mpi {
 
 // One context's wait, on its stack: the item of MR_poll_wait.
 struct Wait {
-  enum Kind { ONE, ANY, PROBE } kind = ONE;
-  MPI_Request *reqs = nullptr;  // ONE: the request; ANY: n of them
+  enum Kind { ONE, ANY, SOME, PROBE, MPROBE } kind = ONE;
+  MPI_Request *reqs = nullptr;  // ONE: the request; ANY, SOME: n of them
   int n = 1;
-  MPI_Status *status = MPI_STATUS_IGNORE;  // where the completion's status goes
-  int source = 0, tag = 0;                 // PROBE
-  MPI_Comm comm = MPI_COMM_NULL;           // PROBE
-  int index = MPI_UNDEFINED;               // ANY: the request that completed
+  MPI_Status *status = MPI_STATUS_IGNORE;  // where the completion's status goes (SOME: n of them)
+  int source = 0, tag = 0;                 // PROBE, MPROBE
+  MPI_Comm comm = MPI_COMM_NULL;           // PROBE, MPROBE
+  MPI_Message *message = nullptr;          // MPROBE: where the matched message goes
+  int index = MPI_UNDEFINED;               // ANY: the request that completed; SOME: how many
+  int *indices = nullptr;                  // SOME: which ones
   int rc = MPI_SUCCESS;                    // the MPI code of the completion
 };
 
 // The source every engine polls (poll.cpp): one MPI_Testsome over the engine's ONE waits, and
-// an MPI_Testany or MPI_Iprobe per other wait.
+// an MPI_Testany, MPI_Testsome, MPI_Iprobe or MPI_Improbe per other wait.
 const MR_PollSource *source();
 
 // Whether the calling code runs in a context, where `call` (an MPI function's name) suspends.

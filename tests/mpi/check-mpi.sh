@@ -44,6 +44,14 @@ for t in mixed early cancel shutdown; do
   run 60 2 "$tasks" $t; expect "$t" 0 $?
 done
 run 60 2 "$builddir/tests/mpi/cxx"; expect "c++ (mrmpi.hpp)" 0 $?
+# The other interposed calls (p2p.c, vcoll.c): each deadlocks unless it suspends.
+for t in waitsome mprobe; do
+  run 60 2 "$builddir/tests/mpi/p2p" $t; expect "$t" 0 $?
+done
+for np in 2 3; do
+  run 60 $np "$builddir/tests/mpi/p2p" replace; expect "sendrecv_replace on $np ranks" 0 $?
+  run 60 $np "$builddir/tests/mpi/vcoll"; expect "v collectives and scans on $np ranks" 0 $?
+done
 err=$(run 60 2 "$tasks" serialized 2>&1 >/dev/null); rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
    echo "$err" | grep -q '^mrmpi: MPI_Recv in an mrengine context needs MPI_THREAD_MULTIPLE' &&
