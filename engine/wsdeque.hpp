@@ -17,10 +17,11 @@
 // counts from its own copy, top_cache_, which is never ahead of top_: a thief's steal does not
 // reach the owner's cache lines. One word, wanted_, says whether the owner must publish: its
 // kShort bit, the owner's, while fewer than publish_below_ sparks are published by that count;
-// its kAsked bit, set by a thief that found nothing published. A push or pop that finds it
-// nonzero publishes (moves bottom_ up, a store-release, as the Chase–Lev push does), the oldest
-// held first: up to publish_below_, or half of the held ones when a thief asked. publish() is
-// that check after a pop, publish_all() publishes everything. The caller of a push or publish
+// its kAsked bit, set by a thief that found nothing published or took the last published
+// spark. A push or pop that finds it nonzero publishes (moves bottom_ up, a store-release, as
+// the Chase–Lev push does), the oldest held first: up to publish_below_, or half of the held
+// ones when a thief asked. publish() is that check after a pop, publish_all() publishes
+// everything. The caller of a push or publish
 // that published runs the post-work check (P1), which sees only published sparks.
 #ifndef MR_ENGINE_WSDEQUE_HPP
 #define MR_ENGINE_WSDEQUE_HPP
@@ -94,7 +95,8 @@ class WsDeque {
     std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
     if (want > nb) nb = want;
     if (nb > b) release_bottom(nb);
-    // relaxed: answered (a request that came meanwhile is lost: its thief asks again).
+    // relaxed: answered. A request that came meanwhile is lost, but nb > b here (w nonzero and
+    // sparks held), and the caller's post-work check for them wakes a sleeping thief (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     return nb > b;
   }
@@ -162,11 +164,7 @@ class WsDeque {
     // acquire: pairs with push's store-release.
     std::int64_t b = bottom_.load(MR_WEAK_MUTANT(STEAL_BOTTOM, std::memory_order_acquire));
     if (t >= b) {
-      // Nothing published: ask the owner for some (relaxed: a hint it reads at its next push or
-      // pop; read first, so that a thief that keeps looking does not keep writing the line; a
-      // plain store, since the owner recomputes its own bit whenever the word is nonzero).
-      std::int64_t w = wanted_.load(std::memory_order_relaxed);
-      if ((w & kAsked) == 0) wanted_.store(w | kAsked, std::memory_order_relaxed);
+      ask();  // nothing published
       return Steal::EMPTY;
     }
     // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
@@ -178,6 +176,11 @@ class WsDeque {
                                       std::memory_order_relaxed))
       return Steal::ABORT;
     out = x;
+    // The last published spark: ask now. The owner's copy of top still counts this one, so
+    // without a request it would hold every spark it forks from here on, and a thief that finds
+    // nothing published does not look again (steal_rounds skips such a victim): an owner that
+    // forks without joining (a task producer past its cut-off) kept the other engines asleep.
+    if (t + 1 == b) ask();
     return Steal::TAKEN;
   }
 
@@ -251,6 +254,14 @@ class WsDeque {
     std::int64_t t = top_.load(MR_WEAK_MUTANT(PUSH_TOP, std::memory_order_acquire));
     top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
     return t;
+  }
+
+  // A thief's request for sparks (relaxed: a hint the owner reads at its next push or pop; read
+  // first, so that a thief that keeps looking does not keep writing the line; a plain store,
+  // since the owner recomputes its own bit whenever the word is nonzero).
+  void ask() {
+    std::int64_t w = wanted_.load(std::memory_order_relaxed);
+    if ((w & kAsked) == 0) wanted_.store(w | kAsked, std::memory_order_relaxed);
   }
 
   // Owner only: with bottom b and top t0 by its count, set kShort if too few are published.

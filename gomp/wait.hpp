@@ -14,7 +14,7 @@
 namespace mrg {
 
 // Pauses a member spins at a barrier, looking for the new generation, before it yields (in an
-// oversubscribed team) or sleeps.
+// oversubscribed team, where by default it does not spin) or sleeps.
 int barrier_spins(bool oversubscribed);
 
 // How long a member looks before it sleeps, in ns: 200 us (100 ms with OMP_WAIT_POLICY=active,

@@ -73,13 +73,16 @@ START_TEST(test_held_sparks_are_the_owners) {
   ck_assert_uint_eq(id_of(t), 4);
   ck_assert(d.publish());  // the published one was taken: the oldest held goes out
   ck_assert(!d.publish());
-  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);  // the last published: asks
   ck_assert_uint_eq(id_of(t), 2);
   ck_assert(d.publish_all());  // 3
   ck_assert(!d.publish_all());
-  ck_assert(!d.push(task_of(5)));  // 3 is published: held
+  ck_assert(d.push(task_of(5)));  // 3 is published, but the request stands: 5 goes out
+  ck_assert(!d.push(task_of(6)));  // answered, and 3 and 5 are published: held
   ck_assert(d.publish_all());
-  ck_assert_int_eq(d.published_estimate(), 2);
+  ck_assert_int_eq(d.published_estimate(), 3);
+  ck_assert(d.pop(t));  // a published one, popped back by the owner
+  ck_assert_uint_eq(id_of(t), 6);
   ck_assert(d.pop(t));  // a published one, popped back by the owner
   ck_assert_uint_eq(id_of(t), 5);
   ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
@@ -103,8 +106,9 @@ START_TEST(test_pop_of_the_published_one_publishes_the_next) {
   ck_assert(d.push(task_of(4)));
   ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
   ck_assert_uint_eq(id_of(t), 4);
-  // A steal is not seen by the owner's count until a thief asks (test_request_publishes_half).
-  ck_assert(!d.push(task_of(5)));
+  // The owner's count does not see the steal, but the thief took the last published spark and
+  // asked (test_request_publishes_half): the next push publishes.
+  ck_assert(d.push(task_of(5)));
 }
 END_TEST
 
@@ -119,25 +123,26 @@ START_TEST(test_nothing_published_for_no_thief) {
 }
 END_TEST
 
-// A thief that finds nothing published asks; the owner's next publication hands over half of its
-// held sparks, the oldest.
+// A thief that takes the last published spark asks, as one that finds nothing published does;
+// the owner's next publication hands over half of its held sparks, the oldest.
 START_TEST(test_request_publishes_half) {
   WsDeque d(3, 1);
   for (std::uintptr_t i = 1; i <= 8; i++) d.push(task_of(i));
   Task t;
-  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+  ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);  // the only published one: asks
   ck_assert_uint_eq(id_of(t), 1);
-  ck_assert(!d.publish());  // by the owner's count one is still published: nothing asked yet
-  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);  // asks
   ck_assert(d.pop(t));
   ck_assert_uint_eq(id_of(t), 8);
   ck_assert(d.publish());  // 2, 3, 4: half of the six held, rounded up
   ck_assert_int_eq(d.published_estimate(), 3);
   ck_assert(!d.publish());  // answered
   for (std::uintptr_t i = 2; i <= 4; i++) {
-    ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);
+    ck_assert(d.steal(t) == WsDeque::Steal::TAKEN);  // 4 is the last published: asks
     ck_assert_uint_eq(id_of(t), i);
   }
+  ck_assert(d.steal(t) == WsDeque::Steal::EMPTY);  // asks (already asked: the word stays)
+  ck_assert(d.publish());                          // 5, 6: half of 5..7, rounded up
+  ck_assert_int_eq(d.published_estimate(), 2);
   pop_down_to_empty(d, 7, 5);
 }
 END_TEST

@@ -121,6 +121,50 @@ START_TEST(test_fib_with_the_test) {
 }
 END_TEST
 
+/* A producer past its cut-off: one engine creates tasks, spawning one while its deque is short
+ * and running it at once otherwise (as libmrgomp's GOMP_task does), and never joins until it
+ * stops. The other engine must keep getting tasks all along: the engine that steals the last
+ * published one asks for more, and the producer's next spawn publishes. Before that request,
+ * the producer's count still held the stolen spark as published: it held every later one, the
+ * thief found nothing published, slept, and ran nothing until the producer's end (a task kernel
+ * ran on one thread of two). The producer goes on until the other engine has run a few tasks,
+ * for at most 10 s. */
+static unsigned long produced_elsewhere;
+static void busy_task(void *env) {
+  uint64_t until = MR_now() + 20000; /* 20 us */
+  (void)env;
+  while (MR_now() < until) {
+  }
+  if (MR_engine_id() != 0) __atomic_fetch_add(&produced_elsewhere, 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(test_producer_past_its_cutoff_shares) {
+  MR_Scope s;
+  uint64_t deadline;
+  unsigned long spawned = 0, inline_runs = 0, during;
+  mr_test_start(2, NULL);
+  __atomic_store_n(&produced_elsewhere, 0, __ATOMIC_RELAXED);
+  ck_assert_int_eq(MR_engine_id(), 0);
+  ck_assert_int_eq(MR_scope_begin(&s), 0);
+  deadline = MR_now() + 10000000000u;
+  while (__atomic_load_n(&produced_elsewhere, __ATOMIC_RELAXED) < 5 && MR_now() < deadline) {
+    if (MR_par_cond_local_wsdeque_length()) {
+      ck_assert_int_eq(MR_scope_spawn(&s, busy_task, NULL), 0);
+      spawned++;
+    } else {
+      busy_task(NULL);
+      inline_runs++;
+    }
+  }
+  during = __atomic_load_n(&produced_elsewhere, __ATOMIC_RELAXED);
+  ck_assert_int_eq(MR_scope_end(&s), 0);
+  printf("check_granularity: %lu spawned, %lu run at once, %lu on the other engine meanwhile\n",
+         spawned, inline_runs, during);
+  ck_assert_uint_ge(during, 5);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("granularity");
   TCase *tc = mr_tcase("granularity", 60);
@@ -129,6 +173,7 @@ int main(void) {
   tcase_add_test(tc, test_default_factor_and_zero);
   tcase_add_test(tc, test_not_an_engine_says_no);
   tcase_add_loop_test(tc, test_fib_with_the_test, 0, 3);
+  tcase_add_test(tc, test_producer_past_its_cutoff_shares);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
