@@ -77,7 +77,7 @@ START_TEST(test_held_sparks_are_the_owners) {
   ck_assert_uint_eq(id_of(t), 2);
   ck_assert(d.publish_all());  // 3
   ck_assert(!d.publish_all());
-  ck_assert(d.push(task_of(5)));  // 3 is published, but the request stands: 5 goes out
+  ck_assert(d.push(task_of(5)));   // 3 is published, but the request stands: 5 goes out
   ck_assert(!d.push(task_of(6)));  // answered, and 3 and 5 are published: held
   ck_assert(d.publish_all());
   ck_assert_int_eq(d.published_estimate(), 3);

@@ -133,8 +133,7 @@ static unsigned long produced_elsewhere;
 static void busy_task(void *env) {
   uint64_t until = MR_now() + 20000; /* 20 us */
   (void)env;
-  while (MR_now() < until) {
-  }
+  while (MR_now() < until) {}
   if (MR_engine_id() != 0) __atomic_fetch_add(&produced_elsewhere, 1, __ATOMIC_RELAXED);
 }
 
