@@ -16,21 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mrmpi.h"
-
-static int rank, size;
-
-#define FAIL(...)                                      \
-  do {                                                 \
-    fprintf(stderr, "p2p rank %d: ", rank);            \
-    fprintf(stderr, __VA_ARGS__);                      \
-    fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__); \
-    MPI_Abort(MPI_COMM_WORLD, 2);                      \
-  } while (0)
-#define CHECK(c)                            \
-  do {                                      \
-    if (!(c)) FAIL("check failed: %s", #c); \
-  } while (0)
+#include "mpitest.h"
 
 #define MS 1000000u /* nanoseconds */
 #define GO_TAG 900
@@ -245,6 +231,7 @@ static void mprobe_spawn(void) {
 }
 
 int main(int argc, char **argv) {
+  mpitest_program = "p2p";
   const char *test = argc > 1 ? argv[1] : "";
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

@@ -14,21 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mrmpi.h"
-
-static int rank, size;
-
-#define FAIL(...)                                      \
-  do {                                                 \
-    fprintf(stderr, "tasks rank %d: ", rank);          \
-    fprintf(stderr, __VA_ARGS__);                      \
-    fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__); \
-    MPI_Abort(MPI_COMM_WORLD, 2);                      \
-  } while (0)
-#define CHECK(c)                            \
-  do {                                      \
-    if (!(c)) FAIL("check failed: %s", #c); \
-  } while (0)
+#include "mpitest.h"
 
 static unsigned char byte_of(int src, int tag, int seq, int k) {
   return (unsigned char)(src * 131 + tag * 31 + seq * 7 + k);
@@ -271,6 +257,7 @@ static void shut_waiter(void *arg) {
 }
 
 int main(int argc, char **argv) {
+  mpitest_program = "tasks";
   const char *test = argc > 1 ? argv[1] : "";
   int want = strcmp(test, "serialized") == 0 ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
   int provided;

@@ -10,22 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mrmpi.h"
-
-static int rank, size;
-static const char *current = "setup";
-
-#define FAIL(...)                                          \
-  do {                                                     \
-    fprintf(stderr, "vcoll rank %d, %s: ", rank, current); \
-    fprintf(stderr, __VA_ARGS__);                          \
-    fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);     \
-    MPI_Abort(MPI_COMM_WORLD, 2);                          \
-  } while (0)
-#define CHECK(c)                            \
-  do {                                      \
-    if (!(c)) FAIL("check failed: %s", #c); \
-  } while (0)
+#include "mpitest.h"
 
 #define MAXR 4       /* ranks at most */
 #define BUF 64       /* ints in a buffer: enough for MAXR ranks' blocks and the gaps */
@@ -219,7 +204,7 @@ static void go(void *arg) { /* on the last rank: runs only if its engine is free
 static void driver(void *arg) {
   (void)arg;
   for (int k = 0; k < NCALLS; k++) {
-    current = calls[k].name;
+    mpitest_step = calls[k].name;
     if (rank == size - 1) {
       CHECK(MR_spawn(go, (void *)(intptr_t)k, NULL) == 0);
     } else {
@@ -233,6 +218,8 @@ static void driver(void *arg) {
 }
 
 int main(int argc, char **argv) {
+  mpitest_program = "vcoll";
+  mpitest_step = "setup";
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(comm, &rank);

@@ -1,0 +1,29 @@
+/* mpitest.h: what the MPI test programs share: this process's rank and the size of
+ * MPI_COMM_WORLD, and the failure report (the program, the rank, what it was doing, the check
+ * and where), which ends every rank with MPI_Abort. Each program sets mpitest_program, and may
+ * name the step it is at in mpitest_step. */
+#ifndef MR_TESTS_MPITEST_H
+#define MR_TESTS_MPITEST_H
+
+#include <stdio.h>
+
+#include "mrmpi.h"
+
+static int rank, size;
+static const char *mpitest_program = "mpi test";
+static const char *mpitest_step = "";
+
+#define FAIL(...)                                                                           \
+  do {                                                                                      \
+    fprintf(stderr, "%s rank %d%s%s: ", mpitest_program, rank, mpitest_step[0] ? ", " : "", \
+            mpitest_step);                                                                  \
+    fprintf(stderr, __VA_ARGS__);                                                           \
+    fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);                                      \
+    MPI_Abort(MPI_COMM_WORLD, 2);                                                           \
+  } while (0)
+#define CHECK(c)                            \
+  do {                                      \
+    if (!(c)) FAIL("check failed: %s", #c); \
+  } while (0)
+
+#endif
