@@ -176,10 +176,11 @@ class WsDeque {
                                       std::memory_order_relaxed))
       return Steal::ABORT;
     out = x;
-    // The last published spark: ask now. The owner's copy of top still counts this one, so
-    // without a request it would hold every spark it forks from here on, and a thief that finds
-    // nothing published does not look again (steal_rounds skips such a victim): an owner that
-    // forks without joining (a task producer past its cut-off) kept the other engines asleep.
+    // The last published spark: ask now. The owner's copy of top still counts this one, so it
+    // holds what it forks from here on until asked; and the request this thief would make later,
+    // finding nothing, may come after the owner's last push: a task producer past its cut-off
+    // forks only when a steal has shortened its deque. Asked now, while this steal shortens it,
+    // the producer's next fork answers.
     if (t + 1 == b) ask();
     return Steal::TAKEN;
   }

@@ -125,9 +125,10 @@ END_TEST
  * and running it at once otherwise (as libmrgomp's GOMP_task does), and never joins until it
  * stops. The other engine must keep getting tasks all along: the engine that steals the last
  * published one asks for more, and the producer's next spawn publishes. Before that request,
- * the producer's count still held the stolen spark as published: it held every later one, the
- * thief found nothing published, slept, and ran nothing until the producer's end (a task kernel
- * ran on one thread of two). The producer goes on until the other engine has run a few tasks,
+ * the producer's count still held the stolen spark as published, so it held every later one;
+ * the thief asked only once it had run what it took, when the producer's deque was full again
+ * and the producer no longer spawned: the thief slept and ran nothing until the producer's end
+ * (a task kernel ran on one thread of two). The producer goes on until the other engine has run a few tasks,
  * for at most 10 s. */
 static unsigned long produced_elsewhere;
 static void busy_task(void *env) {
