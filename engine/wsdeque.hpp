@@ -94,10 +94,13 @@ class WsDeque {
     }
     std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
     if (want > nb) nb = want;
-    if (nb > b) release_bottom(nb);
-    // relaxed: answered. A request that came meanwhile is lost, but nb > b here (w nonzero and
-    // sparks held), and the caller's post-work check for them wakes a sleeping thief (H1).
+    // relaxed: answered, and before the publication, whose store-release orders it: a thief
+    // that takes one of these sparks read the new bottom with acquire, so its request (the last
+    // one taken) comes after this store and stays. A request made before it, meanwhile, is
+    // lost, but nb > b here (w nonzero and sparks held): the sparks published now answer it,
+    // and the caller's post-work check wakes a thief that fell asleep (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
+    if (nb > b) release_bottom(nb);
     return nb > b;
   }
 

@@ -93,7 +93,7 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
  * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
  * descriptor closed while a context waits on it never becomes ready: the wait ends at its
- * time-out. Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now
+ * time-out (and if its number was reused meanwhile, the new file may be reported ready then). Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now
  * drops them. Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 

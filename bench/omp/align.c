@@ -5,7 +5,7 @@
  * them, a taskwait ends it: what the runtime adds is the hand-out of many coarse tasks from one
  * producer.
  *
- *   align [n] [len]   n = 120 sequences of 100..len letters, len = 400 by default
+ *   align [n] [len]   n = 120 sequences of len/4..len letters, len = 400 by default
  *
  * The sequences come from a 64-bit LCG with a fixed seed, the same on every run and runtime. The
  * check: every pair was scored, and 64 pairs spread over the table are scored again after the

@@ -1,5 +1,5 @@
 /* sparselu.c: LU factorisation, without pivoting, of a sparse matrix of nb x nb blocks of bs x bs
- * doubles, with coarse tasks: about two blocks in five are empty at the start, and an update
+ * doubles, with coarse tasks: about three blocks in five are empty at the start, and an update
  * that lands on an empty block allocates it (fill-in). For each diagonal block kk: factor it in
  * place, then a task per non-empty block of row kk (solve with L) and of column kk (solve with
  * U), a taskwait, then a task per pair of those (the update of block (i, j)), a taskwait. Each
@@ -31,7 +31,7 @@ static double *new_block(void) {
 }
 
 /* The same pattern and values on every run: block (i, j) is present on the diagonal, next to it,
- * and elsewhere when a hash of (i, j) says so (about half of those); its values come from a
+ * and elsewhere when a hash of (i, j) says so (about three in eight of those); its values come from a
  * 64-bit LCG seeded by the block's position, and diagonal blocks get nb * bs added on their
  * diagonal, so that the matrix is diagonally dominant. */
 static void generate(double **a) {
