@@ -94,13 +94,12 @@ class WsDeque {
     }
     std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
     if (want > nb) nb = want;
-    // relaxed: answered, and before the publication, whose store-release orders it: a thief
-    // that takes one of these sparks read the new bottom with acquire, so its request (the last
-    // one taken) comes after this store and stays. A request made before it, meanwhile, is
-    // lost, but nb > b here (w nonzero and sparks held): the sparks published now answer it,
-    // and the caller's post-work check wakes a thief that fell asleep (H1).
-    wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     if (nb > b) release_bottom(nb);
+    // relaxed: answered. A request made meanwhile is lost (nb > b here, w nonzero and sparks
+    // held, so sparks were just published for it); that includes one from a thief that took the
+    // last of the sparks just published, which then waits for the owner's next pop of a
+    // published spark or the thief's next look (H1).
+    wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     return nb > b;
   }
 
