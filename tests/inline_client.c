@@ -64,7 +64,7 @@ long inline_client_fib(int n) {
   return a[1].r == b ? a[0].r + b : -1;
 }
 
-/* ---- A move that does not depend on timing --------------------------------------------------- */
+/* ---- A move made on purpose ------------------------------------------------------------------ */
 
 struct stay {
   int parent_engine;  /* the engine of the frame that forked it */
@@ -79,12 +79,7 @@ static uint64_t suspends_on(int engine) {
   return MR_stats_get(engine, &s) == 0 ? s.contexts_suspended : 0;
 }
 
-static int before_deadline(const struct timespec *deadline) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return now.tv_sec < deadline->tv_sec ||
-         (now.tv_sec == deadline->tv_sec && now.tv_nsec < deadline->tv_nsec);
-}
+#define TEN_SECONDS 10000000000u /* ns, MR_now's unit */
 
 /* Run in place by its parent, it returns at once. Stolen, it keeps running until the parent's
  * engine has counted the parent's suspension at the join, and 5 ms more for the parent's own
@@ -92,13 +87,13 @@ static int before_deadline(const struct timespec *deadline) {
  * this engine. Each wait gives up after 10 s (the parent then resumes where it suspended). */
 static void stay_until_parent_waits(void *env) {
   struct stay *s = env;
-  struct timespec deadline, pause = {0, 5000000};
+  struct timespec pause = {0, 5000000};
+  uint64_t deadline;
   if (MR_engine_id() == s->parent_engine) return;
   atomic_store(&s->stolen, 1);
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += 10;
-  while (!atomic_load(&s->joining) && before_deadline(&deadline)) sched_yield();
-  while (suspends_on(s->parent_engine) == s->suspends && before_deadline(&deadline)) sched_yield();
+  deadline = MR_now() + TEN_SECONDS;
+  while (!atomic_load(&s->joining) && MR_now() < deadline) sched_yield();
+  while (suspends_on(s->parent_engine) == s->suspends && MR_now() < deadline) sched_yield();
   nanosleep(&pause, NULL);
 }
 
@@ -106,7 +101,7 @@ int inline_client_move(void) {
   MR_SyncTerm st;
   struct stay s;
   struct arg a;
-  struct timespec deadline;
+  uint64_t deadline;
   int before = MR_engine_id(), stolen, moved;
   long b;
   s.parent_engine = before;
@@ -114,11 +109,10 @@ int inline_client_move(void) {
   atomic_init(&s.joining, 0);
   MR_sync_term_init(&st, 2);
   MR_fork_new_child(&st, stay_until_parent_waits, &s);
-  /* The first spark of a context is published (H1: none is): wait here, without calling the
-   * runtime, until the other engine takes it. */
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += 10;
-  while (!atomic_load(&s.stolen) && before_deadline(&deadline)) sched_yield();
+  /* A context's first spark is published (H1: none of its engine's is yet): wait here, without
+   * calling the runtime, until the other engine takes it. */
+  deadline = MR_now() + TEN_SECONDS;
+  while (!atomic_load(&s.stolen) && MR_now() < deadline) sched_yield();
   stolen = atomic_load(&s.stolen);
   s.suspends = suspends_on(before);
   atomic_store(&s.joining, 1);
