@@ -22,8 +22,6 @@
 #define GO_TAG 900
 static int done; /* contexts finished; one engine per rank: no race */
 
-static void spawn(MR_TaskFn fn, void *arg) { CHECK(MR_spawn(fn, arg, NULL) == 0); }
-
 /* ---- waitsome: rank 1 sends tags 2, 0, 3 one at a time, then 4 and 1 together ---- */
 #define WS_N 8
 #define WS_LEN 64
@@ -233,16 +231,9 @@ static void mprobe_spawn(void) {
 int main(int argc, char **argv) {
   mpitest_program = "p2p";
   const char *test = argc > 1 ? argv[1] : "";
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK(provided == MPI_THREAD_MULTIPLE);
+  mpitest_init_mpi(&argc, &argv, MPI_THREAD_MULTIPLE);
   if (strcmp(test, "mprobe") == 0) mprobe();
-  MR_Config c;
-  MR_config_default(&c);
-  c.engines = 1;
-  CHECK(MR_init(&c) == 0);
+  mpitest_start_engine();
   if (strcmp(test, "waitsome") == 0) {
     waitsome();
   } else if (strcmp(test, "replace") == 0) {

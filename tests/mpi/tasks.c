@@ -20,8 +20,6 @@ static unsigned char byte_of(int src, int tag, int seq, int k) {
   return (unsigned char)(src * 131 + tag * 31 + seq * 7 + k);
 }
 
-static void spawn(MR_TaskFn fn, void *arg) { CHECK(MR_spawn(fn, arg, NULL) == 0); }
-
 /* ---- deadlock ---- */
 #define DL_N 16
 #define DL_LEN 256
@@ -260,15 +258,8 @@ int main(int argc, char **argv) {
   mpitest_program = "tasks";
   const char *test = argc > 1 ? argv[1] : "";
   int want = strcmp(test, "serialized") == 0 ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
-  int provided;
-  MPI_Init_thread(&argc, &argv, want, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK(provided >= want);
-  MR_Config c;
-  MR_config_default(&c);
-  c.engines = 1;
-  CHECK(MR_init(&c) == 0);
+  mpitest_init_mpi(&argc, &argv, want);
+  mpitest_start_engine();
   if (strcmp(test, "deadlock") == 0 && argc > 2) {
     deadlock(argv[2]);
   } else if (strcmp(test, "ring") == 0) {

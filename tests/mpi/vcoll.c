@@ -206,7 +206,7 @@ static void driver(void *arg) {
   for (int k = 0; k < NCALLS; k++) {
     mpitest_step = calls[k].name;
     if (rank == size - 1) {
-      CHECK(MR_spawn(go, (void *)(intptr_t)k, NULL) == 0);
+      spawn(go, (void *)(intptr_t)k);
     } else {
       int got = -1;
       CHECK(MPI_Recv(&got, 1, MPI_INT, size - 1, GO_TAG, comm, MPI_STATUS_IGNORE) == 0);
@@ -220,16 +220,10 @@ static void driver(void *arg) {
 int main(int argc, char **argv) {
   mpitest_program = "vcoll";
   mpitest_step = "setup";
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  CHECK(provided == MPI_THREAD_MULTIPLE && size >= 2 && size <= MAXR);
-  MR_Config c;
-  MR_config_default(&c);
-  c.engines = 1;
-  CHECK(MR_init(&c) == 0);
-  CHECK(MR_spawn(driver, NULL, NULL) == 0);
+  mpitest_init_mpi(&argc, &argv, MPI_THREAD_MULTIPLE);
+  CHECK(size >= 2 && size <= MAXR);
+  mpitest_start_engine();
+  spawn(driver, NULL);
   CHECK(MR_shutdown() == 0);
   CHECK(done == (rank == size - 1 ? 1 + NCALLS : 1));
   MPI_Barrier(comm);
