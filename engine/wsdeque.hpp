@@ -21,8 +21,8 @@
 // spark. A push or pop that finds it nonzero publishes (moves bottom_ up, a store-release, as
 // the Chase–Lev push does), the oldest held first: up to publish_below_, or half of the held
 // ones when a thief asked. publish() is that check after a pop, publish_all() publishes
-// everything. The caller of a push or publish
-// that published runs the post-work check (P1), which sees only published sparks.
+// everything. The caller of a push or publish that published runs the post-work check (P1),
+// which sees only published sparks.
 #ifndef MR_ENGINE_WSDEQUE_HPP
 #define MR_ENGINE_WSDEQUE_HPP
 
