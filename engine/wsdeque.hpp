@@ -17,7 +17,7 @@
 // counts from its own copy, top_cache_, which is never ahead of top_: a thief's steal does not
 // reach the owner's cache lines. One word, wanted_, says whether the owner must publish: its
 // kShort bit, the owner's, while fewer than publish_below_ sparks are published by that count;
-// its kAsked bit, set by a thief that found nothing published or took the last published
+// its kAsked bit, set by a thief that found nothing published or is taking the last published
 // spark. A push or pop that finds it nonzero publishes (moves bottom_ up, a store-release, as
 // the Chase–Lev push does), the oldest held first: up to publish_below_, or half of the held
 // ones when a thief asked. publish() is that check after a pop, publish_all() publishes
@@ -94,12 +94,12 @@ class WsDeque {
     }
     std::int64_t want = h - t0 <= publish_below_ ? h : t0 + publish_below_;
     if (want > nb) nb = want;
-    if (nb > b) release_bottom(nb);
-    // relaxed: answered. A request made meanwhile is lost (nb > b here, w nonzero and sparks
-    // held, so sparks were just published for it); that includes one from a thief that took the
-    // last of the sparks just published, which then waits for the owner's next pop of a
-    // published spark or the thief's next look (H1).
+    // relaxed: answered, before the publication, whose store-release orders it: a thief that
+    // takes the last of these sparks read the new bottom with acquire, so its request comes
+    // after this store and stays. One made before it is lost, but nb > b here (w nonzero and
+    // sparks held): the sparks published now answer it (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
+    if (nb > b) release_bottom(nb);
     return nb > b;
   }
 
@@ -172,18 +172,20 @@ class WsDeque {
     // acquire (the paper's consume): pairs with grow()'s store-release of the new array.
     Array *a = array_.load(MR_WEAK_MUTANT(STEAL_ARRAY, std::memory_order_acquire));
     Task x = a->get(t);
+    // The last published spark: ask, and before the CAS that takes it. The owner's copy of top
+    // still counts this one, so it holds what it forks from here on until asked; and the request
+    // this thief would make later, finding nothing, may come after the owner's last push: a
+    // task producer past its cut-off forks only when a steal has shortened its deque. Asked
+    // before the CAS (whose release orders the request), an owner that reads the shortened
+    // deque with acquire reads the request too, and its next fork answers. A lost CAS leaves a
+    // request that publishes early, nothing worse.
+    if (t + 1 == b) ask();
     // CAS seq_cst on success (proof D1), relaxed on failure.
     if (!top_.compare_exchange_strong(t, t + 1,
                                       MR_WEAK_MUTANT(STEAL_CAS, std::memory_order_seq_cst),
                                       std::memory_order_relaxed))
       return Steal::ABORT;
     out = x;
-    // The last published spark: ask now. The owner's copy of top still counts this one, so it
-    // holds what it forks from here on until asked; and the request this thief would make later,
-    // finding nothing, may come after the owner's last push: a task producer past its cut-off
-    // forks only when a steal has shortened its deque. Asked now, while this steal shortens it,
-    // the producer's next fork answers.
-    if (t + 1 == b) ask();
     return Steal::TAKEN;
   }
 

@@ -91,9 +91,13 @@ MR_EXTERN void MR_publish_v4(void);
 
 /* Nonzero if the current engine's deque holds fewer sparks than --granularity-factor x engines
  * (default 8 x engines): generated code should then spark a conjunct, and otherwise run it in
- * sequence (Mercury's MR_par_cond_local_wsdeque_length). Zero on a thread that is not an
- * engine. A few loads and no call; the indices are read without ordering (AO_load), so the
- * answer is a heuristic that may be one spark off while thieves steal. In position-independent
+ * sequence (Mercury's MR_par_cond_local_wsdeque_length). Also nonzero, with a nonzero factor,
+ * while another engine has asked this one for sparks and this one holds some that it has not
+ * published (doc/design.md, H1): the spark's fork publishes them, so a producer that runs most
+ * of its conjuncts in sequence still feeds an idle engine. Zero on a thread that is not an
+ * engine. A few loads and no call; top is read with acquire (a thief that took the last
+ * published spark asked before it moved top, so that ask is seen with it), the rest without
+ * ordering (AO_load): the answer is a heuristic that may be one spark off while thieves steal. In position-independent
  * code a compiler may keep the thread-local's address from an earlier use in the same function;
  * if a join in between resumed the context on another engine, the test then reads the previous
  * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
@@ -102,8 +106,10 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
   if (v == NULL) return 0;
   {
     AO_t bottom = AO_load(v->deque_bottom);
-    AO_t top = AO_load(v->deque_top);
-    return (long)(bottom - top) < (long)v->spark_threshold;
+    AO_t top = AO_load_acquire(v->deque_top);
+    if ((long)(bottom - top) < (long)v->spark_threshold) return 1;
+    return (AO_load(v->publish_wanted) & 1) != 0 && v->spark_threshold != 0 &&
+           bottom != AO_load(v->deque_published);
   }
 }
 

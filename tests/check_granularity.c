@@ -165,6 +165,53 @@ START_TEST(test_producer_past_its_cutoff_shares) {
 }
 END_TEST
 
+/* A request says "spark": two engines, factor 1 (threshold 2). Engine 0 spawns X, which the
+ * other engine takes (the last published spark: it asks as it takes it) and runs until told to
+ * stop. Engine 0's next spawn, A, answers that request (A is published), and B and C are held
+ * (H1). Once X stops, the other engine takes A, the last published spark again, and asks. The
+ * deque still holds 2 (>= 2), but engine 0 holds sparks that somebody asked for, so the answer
+ * is "spark" (its fork would publish them); with factor 0 it would still be "never". */
+static int x_running, x_released, a_ran;
+static void task_x(void *env) {
+  uint64_t deadline = MR_now() + 10000000000u;
+  (void)env;
+  __atomic_store_n(&x_running, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&x_released, __ATOMIC_ACQUIRE) && MR_now() < deadline) {}
+}
+static void task_a(void *env) {
+  (void)env;
+  __atomic_store_n(&a_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void wait_for(const int *flag) {
+  uint64_t deadline = MR_now() + 10000000000u;
+  while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && MR_now() < deadline) {}
+  ck_assert_int_eq(__atomic_load_n(flag, __ATOMIC_ACQUIRE), 1);
+}
+
+START_TEST(test_a_request_says_spark) {
+  MR_Scope s;
+  const MR_EngineView *v;
+  mr_test_start(2, "--granularity-factor 1");
+  v = MR_engine_view_v4;
+  ck_assert_int_eq(MR_scope_begin(&s), 0);
+  ck_assert_int_eq(MR_scope_spawn(&s, task_x, NULL), 0);
+  wait_for(&x_running);
+  ck_assert_int_eq(MR_scope_spawn(&s, task_a, NULL), 0);
+  ck_assert_int_eq(MR_scope_spawn(&s, nothing, NULL), 0);
+  ck_assert_int_eq(MR_scope_spawn(&s, nothing, NULL), 0);
+  ck_assert_uint_eq(AO_load(v->deque_bottom) - AO_load(v->deque_published), 2); /* held */
+  ck_assert_uint_eq(AO_load(v->publish_wanted) & 1, 0);                         /* answered */
+  __atomic_store_n(&x_released, 1, __ATOMIC_RELEASE);
+  wait_for(&a_ran);
+  ck_assert_uint_eq(AO_load(v->publish_wanted) & 1, 1);
+  ck_assert_uint_eq(AO_load(v->deque_bottom) - AO_load_acquire(v->deque_top), 2);
+  ck_assert_int_eq(MR_par_cond_local_wsdeque_length(), 1);
+  ck_assert_int_eq(MR_scope_end(&s), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("granularity");
   TCase *tc = mr_tcase("granularity", 60);
@@ -174,6 +221,7 @@ int main(void) {
   tcase_add_test(tc, test_not_an_engine_says_no);
   tcase_add_loop_test(tc, test_fib_with_the_test, 0, 3);
   tcase_add_test(tc, test_producer_past_its_cutoff_shares);
+  tcase_add_test(tc, test_a_request_says_spark);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }

@@ -122,6 +122,11 @@ run pass deque.cpp SCENARIO_RACE ITEMS=3 THIEVES=1 STEALS=2 PUBLISH_BELOW=2
 for m in PUSH_BOTTOM POP_FENCE STEAL_FENCE; do
   run caught deque.cpp SCENARIO_RACE ITEMS=3 THIEVES=1 STEALS=2 PUBLISH_BELOW=2 MUTANT=$m
 done
+# The request of a thief that takes the last published spark (H1): an owner that reads top
+# (acquire) past its published sparks reads the request too, because the thief asked before its
+# CAS (a release); its next push publishes.
+run pass deque.cpp SCENARIO_ASK ITEMS=3 THIEVES=1 STEALS=1 PUBLISH_BELOW=1
+run caught deque.cpp SCENARIO_ASK ITEMS=3 THIEVES=1 STEALS=1 PUBLISH_BELOW=1 MUTANT=STEAL_CAS
 
 # The sleep protocol (P1, P2, P3): a spark, an injected spark, the last searcher, a bound
 # context. The mutants that pass are orders these proofs do not need (doc/design.md section 18).

@@ -8,12 +8,19 @@
 //                   LOG_CAPACITY=1 (a deque of 2) the third push grows the array under them;
 //   SCENARIO_RACE   push, pop and steal all at once (doc/design.md, D1: a thief that reads
 //                   bottom from pop's store is ordered after the pushes by that store's release).
+//   SCENARIO_ASK    (H1's request) PUBLISH_BELOW=1: the owner pushes two sparks, the first
+//                   published, while a thief steals once; then the owner reads top with acquire,
+//                   as MR_par_cond_local_wsdeque_length does, and if nothing published is left
+//                   by that read, its next push must publish: the thief that took the last
+//                   published spark asked before its CAS.
 // PUBLISH_BELOW=N  keeps only N sparks published and holds the rest (H1); the owner publishes
 //                   again after each pop, as the engine does, so a thief may take a spark that
 //                   was held when it was pushed. By default every push publishes.
 #ifndef SCENARIO_PUBLISH
 #ifndef SCENARIO_RACE
+#ifndef SCENARIO_ASK
 #define SCENARIO_LAST
+#endif
 #endif
 #endif
 #include "harness.hpp"
@@ -60,9 +67,20 @@ void take(const Task &t) {
 std::atomic<bool> pushed;  // SCENARIO_LAST: the thieves start after the pushes
 
 void *owner(void *) {
+#ifdef SCENARIO_ASK
+  for (int i = 1; i < ITEMS; i++) deque->push(spark(i));
+  auto top = static_cast<const std::atomic<std::int64_t> *>(deque->top_address());
+  auto bottom = static_cast<const std::atomic<std::int64_t> *>(deque->bottom_address());
+  // relaxed: the owner's own bottom_; acquire: as the view's read of top.
+  std::int64_t b = bottom->load(std::memory_order_relaxed);
+  bool none_left = top->load(std::memory_order_acquire) == b;
+  bool published = deque->push(spark(ITEMS));
+  assert(published || !none_left);
+#else
   for (int i = 1; i <= ITEMS; i++) deque->push(spark(i));
+#endif
   pushed.store(true, std::memory_order_release);
-#ifndef SCENARIO_PUBLISH
+#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_ASK)
   Task t;
   while (deque->pop(t)) {
     take(t);
@@ -92,7 +110,7 @@ int main() {
   for (pthread_t &x : th) pthread_create(&x, nullptr, thief, nullptr);
   pthread_join(o, nullptr);
   for (pthread_t &x : th) pthread_join(x, nullptr);
-#ifdef SCENARIO_PUBLISH
+#if defined(SCENARIO_PUBLISH) || defined(SCENARIO_ASK)
   Task t;
   while (deque->pop(t)) take(t);
 #endif
