@@ -2,7 +2,7 @@
 // atomic increment of a shared counter, and each batch waited for before the next begins. Pure
 // scheduling cost: the tasks do nothing else, and the parallel implementations cannot beat the
 // sequential one; the question is how far behind they stay, and whether more workers make it
-// worse (every runtime measured here did, before mrengine's batch steal). The floor printed last
+// worse (they do, for every runtime measured here: doc/performance.md). The floor printed last
 // is W plain threads doing only the increments: the shared counter alone costs W > 1 workers more
 // than one.
 //
