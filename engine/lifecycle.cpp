@@ -273,7 +273,7 @@ void fill_views() {
     e->view.publish_below = static_cast<AO_t>(g_rt->n - 1);
     e->view.deque_top_copy =
         static_cast<volatile AO_t *>(const_cast<void *>(e->deque.top_cache_address()));
-    // mrengine_view.h's MR_par_cond_local_wsdeque_length reads bit 1 as a thief's request.
+    // MR_par_cond_local_wsdeque_length (mrengine_view.h) reads publish_wanted & 1 as a request.
     static_assert(WsDeque::kAsked == 1 && WsDeque::kShort == 2, "publish_wanted's bits");
     e->view.publish_wanted =
         static_cast<volatile AO_t *>(const_cast<void *>(e->deque.wanted_address()));

@@ -177,8 +177,10 @@ class WsDeque {
     // this thief would make later, finding nothing, may come after the owner's last push: a
     // task producer past its cut-off forks only when a steal has shortened its deque. Asked
     // before the CAS (whose release orders the request), an owner that reads the shortened
-    // deque with acquire reads the request too, and its next fork answers. A lost CAS leaves a
-    // request that publishes early, nothing worse.
+    // deque with acquire reads the request too, and its next fork answers (unless its own pop
+    // of a published spark raced this steal: then this one was not the last by the bottom read
+    // here, and the request waits for this thief's next look, H1). A lost CAS leaves a request
+    // that publishes early, nothing worse.
     if (t + 1 == b) ask();
     // CAS seq_cst on success (proof D1), relaxed on failure.
     if (!top_.compare_exchange_strong(t, t + 1,
@@ -302,8 +304,9 @@ class WsDeque {
   // for the inline fork and join of mrengine_view.h, which reach it through the view).
   std::atomic<std::int64_t> top_cache_{0};
   std::int64_t publish_below_;  // owner only, set before the thread starts
-  // wanted_: kAsked set by a thief that found nothing published, kShort by the owner while too
-  // few are published; rewritten by the owner when it publishes. A line of its own: the owner
+  // wanted_: kAsked set by a thief that found nothing published or is taking the last published
+  // spark, kShort by the owner while too few are published; rewritten by the owner when it
+  // publishes. A line of its own: the owner
   // reads it at every push and pop, and thieves write it.
   alignas(64) std::atomic<std::int64_t> wanted_{0};
   char wanted_line_[64 - sizeof(std::atomic<std::int64_t>)];

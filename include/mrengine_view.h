@@ -97,8 +97,9 @@ MR_EXTERN void MR_publish_v4(void);
  * of its conjuncts in sequence still feeds an idle engine. Zero on a thread that is not an
  * engine. A few loads and no call; top is read with acquire (a thief that took the last
  * published spark asked before it moved top, so that ask is seen with it), the rest without
- * ordering (AO_load): the answer is a heuristic that may be one spark off while thieves steal. In position-independent
- * code a compiler may keep the thread-local's address from an earlier use in the same function;
+ * ordering (AO_load): the answer is a heuristic that may be one spark off while thieves steal.
+ * In position-independent code a compiler may keep the thread-local's address from an earlier
+ * use in the same function;
  * if a join in between resumed the context on another engine, the test then reads the previous
  * engine's deque: a wrong guess, never an invalid access (views live as long as the runtime). */
 MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
@@ -202,7 +203,7 @@ MR_FAST_INLINE_ void MR_sync_term_init_inline_(MR_SyncTerm *st, unsigned conjunc
   }
 }
 
-/* Whether the owner must publish after a push or a pop (engine/wsdeque.hpp's wanted(), H1): a
+/* Whether the owner must publish after a push or a pop (engine/wsdeque.hpp's wanted_, H1): a
  * thief asked, or fewer than publish_below sparks are published by the owner's count. */
 MR_FAST_INLINE_ int MR_must_publish_(const MR_EngineView *v) {
   /* relaxed: a thief's request is a hint; the owner's own bit is its own store. */
