@@ -96,8 +96,9 @@ class WsDeque {
     if (want > nb) nb = want;
     // relaxed: answered, before the publication, whose store-release orders it: a thief that
     // takes the last of these sparks read the new bottom with acquire, so its request comes
-    // after this store and stays. One made before it is lost, but nb > b here (w nonzero and
-    // sparks held): the sparks published now answer it (H1).
+    // after this store and stays. One made before it is lost; the sparks published now answer
+    // it, unless w was a kShort left over from before publish_all (which does not rewrite the
+    // word) and nothing is published: the request then waits for the thief's next look (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     if (nb > b) release_bottom(nb);
     return nb > b;
@@ -306,8 +307,8 @@ class WsDeque {
   std::int64_t publish_below_;  // owner only, set before the thread starts
   // wanted_: kAsked set by a thief that found nothing published or is taking the last published
   // spark, kShort by the owner while too few are published; rewritten by the owner when it
-  // publishes. A line of its own: the owner
-  // reads it at every push and pop, and thieves write it.
+  // publishes. A line of its own: the owner reads it at every push and pop, and thieves write
+  // it.
   alignas(64) std::atomic<std::int64_t> wanted_{0};
   char wanted_line_[64 - sizeof(std::atomic<std::int64_t>)];
 };

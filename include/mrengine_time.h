@@ -1,5 +1,6 @@
-/* mrengine_time.h: waiting for a moment (sleeps, timers, tickers) and for file descriptors (MR_wait_fd). Part of mrengine's C ABI: include <mrengine.h>, which includes this
- * header inside its extern "C" block, after the declarations it uses. */
+/* mrengine_time.h: waiting for a moment (sleeps, timers, tickers) and for file descriptors
+ * (MR_wait_fd). Part of mrengine's C ABI: include <mrengine.h>, which includes this header inside
+ * its extern "C" block, after the declarations it uses. */
 #ifndef MRENGINE_TIME_H
 #define MRENGINE_TIME_H
 
@@ -93,8 +94,9 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
  * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
  * descriptor closed while a context waits on it never becomes ready: the wait ends at its
- * time-out (and if its number was reused meanwhile, the new file may be reported ready then). Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now
- * drops them. Any thread. */
+ * time-out (and if its number was reused meanwhile, the new file may be reported ready then).
+ * Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now drops them.
+ * Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 
 #endif /* MRENGINE_TIME_H */

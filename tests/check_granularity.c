@@ -10,8 +10,8 @@
 #include "testutil.h"
 
 /* The layout: version 1's four fields, then version 2's six, then version 3's channel, then
- * version 4's published bottom, publication count, owner's copy of top and thieves' request. These offsets are part of the ABI and
- * never change. */
+ * version 4's published bottom, publication count, owner's copy of top and thieves' request.
+ * These offsets are part of the ABI and never change. */
 START_TEST(test_view_layout_is_frozen) {
   const size_t p = sizeof(void *), w = sizeof(AO_t);
   ck_assert_uint_eq(offsetof(MR_EngineView, deque_top), 0);
@@ -128,8 +128,8 @@ END_TEST
  * the producer's count still held the stolen spark as published, so it held every later one;
  * the thief asked only once it had run what it took, when the producer's deque was full again
  * and the producer no longer spawned: the thief slept and ran nothing until the producer's end
- * (a task kernel ran on one thread of two). The producer goes on until the other engine has run a few tasks,
- * for at most 10 s. */
+ * (a task kernel ran on one thread of two). The producer goes on until the other engine has run
+ * a few tasks, for at most 10 s. */
 static unsigned long produced_elsewhere;
 static void busy_task(void *env) {
   uint64_t until = MR_now() + 20000; /* 20 us */

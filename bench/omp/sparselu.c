@@ -31,9 +31,9 @@ static double *new_block(void) {
 }
 
 /* The same pattern and values on every run: block (i, j) is present on the diagonal, next to it,
- * and elsewhere when a hash of (i, j) says so (about three in eight of those); its values come from a
- * 64-bit LCG seeded by the block's position, and diagonal blocks get nb * bs added on their
- * diagonal, so that the matrix is diagonally dominant. */
+ * and elsewhere when a hash of (i, j) says so (about three in eight of those); its values come
+ * from a 64-bit LCG seeded by the block's position, and diagonal blocks get nb * bs added on
+ * their diagonal, so that the matrix is diagonally dominant. */
 static void generate(double **a) {
   for (long i = 0; i < nb; i++)
     for (long j = 0; j < nb; j++) {
