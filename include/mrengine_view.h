@@ -109,7 +109,7 @@ MR_INLINE_ int MR_par_cond_local_wsdeque_length(void) {
     AO_t bottom = AO_load(v->deque_bottom);
     AO_t top = AO_load_acquire(v->deque_top);
     if ((long)(bottom - top) < (long)v->spark_threshold) return 1;
-    return (AO_load(v->publish_wanted) & 1) != 0 && v->spark_threshold != 0 &&
+    return v->spark_threshold != 0 && (AO_load(v->publish_wanted) & 1) != 0 &&
            bottom != AO_load(v->deque_published);
   }
 }

@@ -130,6 +130,9 @@ END_TEST
  * and the producer no longer spawned: the thief slept and ran nothing until the producer's end
  * (a task kernel ran on one thread of two). The producer goes on until the other engine has run
  * a few tasks, for at most 10 s. */
+/* How long a wait below gives a step that takes microseconds, before it fails. */
+#define PATIENCE_NS 10000000000u /* 10 s */
+
 static unsigned long produced_elsewhere;
 static void busy_task(void *env) {
   uint64_t until = MR_now() + 20000; /* 20 us */
@@ -146,7 +149,7 @@ START_TEST(test_producer_past_its_cutoff_shares) {
   __atomic_store_n(&produced_elsewhere, 0, __ATOMIC_RELAXED);
   ck_assert_int_eq(MR_engine_id(), 0);
   ck_assert_int_eq(MR_scope_begin(&s), 0);
-  deadline = MR_now() + 10000000000u;
+  deadline = MR_now() + PATIENCE_NS;
   while (__atomic_load_n(&produced_elsewhere, __ATOMIC_RELAXED) < 5 && MR_now() < deadline) {
     if (MR_par_cond_local_wsdeque_length()) {
       ck_assert_int_eq(MR_scope_spawn(&s, busy_task, NULL), 0);
@@ -172,21 +175,23 @@ END_TEST
  * deque still holds 2 (>= 2), but engine 0 holds sparks that somebody asked for, so the answer
  * is "spark" (its fork would publish them); with factor 0 it would still be "never". */
 static int x_running, x_released, a_ran;
+
+/* *flag once it is set, or after PATIENCE_NS (acquire: what its setter wrote before is seen). */
+static int flag_within_patience(const int *flag) {
+  uint64_t deadline = MR_now() + PATIENCE_NS;
+  while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && MR_now() < deadline) {}
+  return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+static void wait_for(const int *flag) { ck_assert_int_eq(flag_within_patience(flag), 1); }
+
 static void task_x(void *env) {
-  uint64_t deadline = MR_now() + 10000000000u;
   (void)env;
   __atomic_store_n(&x_running, 1, __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&x_released, __ATOMIC_ACQUIRE) && MR_now() < deadline) {}
+  (void)flag_within_patience(&x_released);
 }
 static void task_a(void *env) {
   (void)env;
   __atomic_store_n(&a_ran, 1, __ATOMIC_RELEASE);
-}
-
-static void wait_for(const int *flag) {
-  uint64_t deadline = MR_now() + 10000000000u;
-  while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && MR_now() < deadline) {}
-  ck_assert_int_eq(__atomic_load_n(flag, __ATOMIC_ACQUIRE), 1);
 }
 
 START_TEST(test_a_request_says_spark) {

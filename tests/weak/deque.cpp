@@ -16,12 +16,8 @@
 // PUBLISH_BELOW=N  keeps only N sparks published and holds the rest (H1); the owner publishes
 //                   again after each pop, as the engine does, so a thief may take a spark that
 //                   was held when it was pushed. By default every push publishes.
-#ifndef SCENARIO_PUBLISH
-#ifndef SCENARIO_RACE
-#ifndef SCENARIO_ASK
+#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_RACE) && !defined(SCENARIO_ASK)
 #define SCENARIO_LAST
-#endif
-#endif
 #endif
 #include "harness.hpp"
 
