@@ -14,8 +14,12 @@ void give_status(Wait *w, const MPI_Status &st) {
   if (w->status != MPI_STATUS_IGNORE) *w->status = st;
 }
 
-// The ONE waits among items, tested together. done[i] set for those complete.
-void test_ones(void *const *items, int n, unsigned char *done) {
+// The ONE waits among items, tested together; done[i] set for those complete. False if that
+// MPI_Testsome failed as a whole (an error other than MPI_ERR_IN_STATUS: an invalid handle among
+// them, under MPI_ERRORS_RETURN): the error is then one waiter's or a few's, not every one's,
+// and the requests of the others are still active (for an interposed call, on its caller's
+// stack, where MPI may still write), so the caller tests each alone instead.
+bool test_ones(void *const *items, int n, unsigned char *done) {
   thread_local std::vector<MPI_Request> reqs;
   thread_local std::vector<int> at, indices;
   thread_local std::vector<MPI_Status> sts;
@@ -27,20 +31,13 @@ void test_ones(void *const *items, int n, unsigned char *done) {
     reqs.push_back(*w->reqs);
     at.push_back(i);
   }
-  if (reqs.empty()) return;
+  if (reqs.empty()) return true;
   const int m = static_cast<int>(reqs.size());
   indices.resize(reqs.size());
   sts.resize(reqs.size());
   int out = 0;
   int rc = PMPI_Testsome(m, reqs.data(), &out, indices.data(), sts.data());
-  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-    for (int k = 0; k < m; k++) {  // the error goes to every waiter: none is left waiting
-      auto *w = static_cast<Wait *>(items[at[static_cast<std::size_t>(k)]]);
-      w->rc = rc;
-      done[at[static_cast<std::size_t>(k)]] = 1;
-    }
-    return;
-  }
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return false;
   for (int k = 0; k < out && out != MPI_UNDEFINED; k++) {
     const int j = indices[static_cast<std::size_t>(k)];
     const int i = at[static_cast<std::size_t>(j)];
@@ -50,13 +47,26 @@ void test_ones(void *const *items, int n, unsigned char *done) {
     w->rc = rc == MPI_ERR_IN_STATUS ? sts[static_cast<std::size_t>(k)].MPI_ERROR : MPI_SUCCESS;
     done[i] = 1;
   }
+  return true;
 }
 
-// Any other wait: true once complete (w->rc set).
+// A wait tested alone (every kind but ONE, and ONE when test_ones failed): true once complete or
+// failed (w->rc set).
 bool test_other(Wait *w) {
   MPI_Status st;
   int flag = 0;
   switch (w->kind) {
+    case Wait::ONE: {  // alone: the call that failed over its own handle (not a copy), which
+                       // checks the handle as it did there (MPI_Test may not: Open MPI reads it)
+      int out = 0, index = 0;
+      w->rc = PMPI_Testsome(1, w->reqs, &out, &index, &st);
+      if (w->rc == MPI_ERR_IN_STATUS)
+        w->rc = st.MPI_ERROR;  // completed with an error: out is 1
+      else if (w->rc != MPI_SUCCESS || out == MPI_UNDEFINED)
+        return true;  // failed, or no longer active: nothing to wait for
+      flag = out;
+      break;
+    }
     case Wait::ANY:
       w->rc = PMPI_Testany(w->n, w->reqs, &w->index, &flag, &st);
       break;
@@ -69,19 +79,16 @@ bool test_other(Wait *w) {
     case Wait::MPROBE:  // a match takes the message out of the queue: it goes to *w->message
       w->rc = PMPI_Improbe(w->source, w->tag, w->comm, &flag, w->message, &st);
       break;
-    case Wait::ONE:  // tested together, by test_ones
-      return false;
   }
-  if (w->rc != MPI_SUCCESS) return true;
-  if (flag) give_status(w, st);
-  return flag != 0;
+  if (flag) give_status(w, st);  // also a request that completed with an error
+  return flag != 0 || w->rc != MPI_SUCCESS;
 }
 
 int poll_mpi(void *, void *const *items, int n, unsigned char *done) {
-  test_ones(items, n, done);
+  const bool together = test_ones(items, n, done);
   for (int i = 0; i < n; i++) {
     auto *w = static_cast<Wait *>(items[i]);
-    if (w->kind != Wait::ONE && test_other(w)) done[i] = 1;
+    if ((w->kind != Wait::ONE || !together) && test_other(w)) done[i] = 1;
   }
   return 0;
 }

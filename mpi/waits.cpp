@@ -2,6 +2,7 @@
 #include "waits.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -62,15 +63,24 @@ int block_on(Wait *w) {
 
 }  // namespace
 
-bool task_aware(const char *call) {
-  if (MR_engine_id() < 0) return false;
-  require_multiple(call);
-  return true;
-}
+bool task_aware() { return MR_engine_id() >= 0; }
 
 int suspend_on(Wait *w) {
+  require_multiple(w->call);
   if (MR_poll_wait(source(), w) != 0) return block_on(w);
   return w->rc;
+}
+
+int wait_one(const char *call, MPI_Request *req, MPI_Status *status) {
+  if (!task_aware()) return PMPI_Wait(req, status);
+  int flag = 0;
+  int rc = PMPI_Test(req, &flag, status);
+  if (rc != MPI_SUCCESS || flag) return rc;
+  Wait w;
+  w.call = call;
+  w.reqs = req;
+  w.status = status;
+  return suspend_on(&w);
 }
 
 }  // namespace mr::mpi
@@ -79,18 +89,11 @@ using mr::mpi::task_aware;
 using mr::mpi::Wait;
 
 MR_EXTERN int MR_mpi_wait(MPI_Request *req, MPI_Status *status) {
-  if (!task_aware("MPI_Wait")) return PMPI_Wait(req, status);
-  int flag = 0;
-  int rc = PMPI_Test(req, &flag, status);
-  if (rc != MPI_SUCCESS || flag) return rc;
-  Wait w;
-  w.reqs = req;
-  w.status = status;
-  return mr::mpi::suspend_on(&w);
+  return mr::mpi::wait_one("MPI_Wait", req, status);
 }
 
 MR_EXTERN int MR_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
-  if (!task_aware("MPI_Waitall")) return PMPI_Waitall(n, reqs, statuses);
+  if (!task_aware()) return PMPI_Waitall(n, reqs, statuses);
   int flag = 0;
   int rc = PMPI_Testall(n, reqs, &flag, statuses);
   if (rc != MPI_SUCCESS || flag) return rc;
@@ -98,7 +101,7 @@ MR_EXTERN int MR_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
   int failed = MPI_SUCCESS;
   for (int i = 0; i < n; i++) {
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-    int r = MR_mpi_wait(&reqs[i], st);
+    int r = mr::mpi::wait_one("MPI_Waitall", &reqs[i], st);
     if (r != MPI_SUCCESS) failed = MPI_ERR_IN_STATUS;
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = r;
   }
@@ -106,12 +109,13 @@ MR_EXTERN int MR_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 MR_EXTERN int MR_mpi_waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
-  if (!task_aware("MPI_Waitany")) return PMPI_Waitany(n, reqs, index, status);
+  if (!task_aware()) return PMPI_Waitany(n, reqs, index, status);
   int flag = 0;
   int rc = PMPI_Testany(n, reqs, index, &flag, status);
   if (rc != MPI_SUCCESS || flag) return rc;
   Wait w;
   w.kind = Wait::ANY;
+  w.call = "MPI_Waitany";
   w.reqs = reqs;
   w.n = n;
   w.status = status;
@@ -128,11 +132,23 @@ struct FutureJob {
   MR_Future *f;
 };
 
+// The job's context owns the job until it signals; if it is dropped before (MR_shutdown_now),
+// future_dropped frees it instead, at once or after the wait had begun.
 void future_body(void *p) {
-  FutureJob j = *static_cast<FutureJob *>(p);
-  delete static_cast<FutureJob *>(p);
-  int rc = MR_mpi_wait(j.req, j.status);
-  MR_future_signal(j.f, static_cast<uintptr_t>(rc));
+  auto *j = static_cast<FutureJob *>(p);
+  int rc = MR_mpi_wait(j->req, j->status);
+  MR_Future *f = j->f;
+  delete j;
+  MR_future_signal(f, static_cast<uintptr_t>(rc));
+}
+
+// The context's on_drop: f gets MR_EDROPPED (the request may still be active), so that a waiter
+// on f does not wait for ever.
+void future_dropped(void *p) {
+  auto *j = static_cast<FutureJob *>(p);
+  MR_Future *f = j->f;
+  delete j;
+  MR_future_signal(f, static_cast<uintptr_t>(static_cast<intptr_t>(MR_EDROPPED)));
 }
 
 }  // namespace
@@ -140,7 +156,10 @@ void future_body(void *p) {
 MR_EXTERN int MR_mpi_future(MPI_Request *req, MPI_Status *status, MR_Future *f) {
   auto *j = new (std::nothrow) FutureJob{req, status, f};
   if (!j) return MR_ENOMEM;
-  int rc = MR_spawn(future_body, j, nullptr);
+  MR_SpawnOptions opts;
+  MR_spawn_options_default(&opts);
+  opts.on_drop = future_dropped;
+  int rc = MR_spawn(future_body, j, &opts);
   if (rc == 0) return 0;
   delete j;
   if (rc != MR_ENOTINIT) return rc;

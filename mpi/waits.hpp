@@ -19,20 +19,27 @@ struct Wait {
   int index = MPI_UNDEFINED;               // ANY: the request that completed; SOME: how many
   int *indices = nullptr;                  // SOME: which ones
   int rc = MPI_SUCCESS;                    // the MPI code of the completion
+  const char *call = "MPI_Wait";           // the MPI call that waits: named if it cannot suspend
 };
 
-// The source every engine polls (poll.cpp): one MPI_Testsome over the engine's ONE waits, and
-// an MPI_Testany, MPI_Testsome, MPI_Iprobe or MPI_Improbe per other wait.
+// The source every engine polls (poll.cpp): one MPI_Testsome over the engine's ONE waits (each
+// tested alone if that call fails as a whole), and an MPI_Testany, MPI_Testsome, MPI_Iprobe or
+// MPI_Improbe per other wait.
 const MR_PollSource *source();
 
-// Whether the calling code runs in a context, where `call` (an MPI function's name) suspends.
-// If it does and MPI was not initialised with MPI_THREAD_MULTIPLE, stops the process with a
-// message naming `call`.
-bool task_aware(const char *call);
+// Whether the calling code runs in a context, where a blocking call is its nonblocking form and,
+// unless that completes at once, a suspension.
+bool task_aware();
 
 // Suspend the calling context until w is complete (its rc set); the blocking MPI call if the
-// runtime refuses (not a context after all, or out of memory). Returns w's MPI code.
+// runtime refuses (not a context after all, or out of memory). Returns w's MPI code. Unless MPI
+// was initialised with MPI_THREAD_MULTIPLE, stops the process instead, with a message naming
+// w->call: only a call that would suspend needs that level.
 int suspend_on(Wait *w);
+
+// MPI_Wait of *req for `call` (the MPI function's name): in a context a test, then, unless the
+// request is complete, a suspension; elsewhere PMPI_Wait.
+int wait_one(const char *call, MPI_Request *req, MPI_Status *status);
 
 }  // namespace mr::mpi
 

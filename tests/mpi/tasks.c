@@ -8,8 +8,18 @@
  *   early          a request complete before its wait;
  *   cancel         a context waits on a receive that another context cancels;
  *   shutdown       MR_shutdown_now while a context waits (doc/mpi.md: dropped, no hang);
+ *   future_drop    MR_shutdown_now before MR_mpi_future's context ran: its future says
+ *                  MR_EDROPPED, and 200 rounds of it leave no memory behind;
+ *   sendrecv_error MPI_Sendrecv and MPI_Sendrecv_replace to a rank that does not exist, under
+ *                  MPI_ERRORS_RETURN: MPI_ERR_RANK at once, and the receive they had posted
+ *                  takes nothing;
+ *   isolate        a waiter whose request handle became invalid (MPI_ERRORS_RETURN) gets the
+ *                  error; another waiter on the same engine waits on and completes;
  *   serialized     MPI_THREAD_SERIALIZED: the first blocking call in a context stops the
- *                  process with mrmpi's message. */
+ *                  process with mrmpi's message;
+ *   funneled       MPI_THREAD_FUNNELED: waits that need not suspend return (printing a line
+ *                  that says so), then the first call that would suspend stops the process. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,10 +264,139 @@ static void shut_waiter(void *arg) {
   FAIL("a dropped wait ended");
 }
 
+/* ---- future_drop: the job of an MR_mpi_future whose context never ran ---- */
+#define FD_ROUNDS 200
+static void future_drop(void) {
+  MPI_Request r;
+  MPI_Status st;
+  int v, cancelled = 0;
+  size_t before = 0;
+  CHECK(MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 79, MPI_COMM_WORLD, &r) == 0); /* never sent */
+  for (int round = 0; round < FD_ROUNDS; round++) {
+    MR_Future f;
+    MR_ShutdownReport rep;
+    if (round > 0) mpitest_start_engine();
+    if (round == 1) before = mallinfo2().uordblks; /* after the first round's one-time growth */
+    MR_future_init(&f);
+    CHECK(MR_mpi_future(&r, &st, &f) == 0);
+    MR_shutdown_report_init(&rep);
+    CHECK(MR_shutdown_now(&rep) == 0); /* the primordial context never let it run */
+    CHECK(rep.contexts_dropped == 1);
+    CHECK(MR_future_is_signalled(&f));
+    CHECK((int)MR_future_wait(&f) == MR_EDROPPED);
+  }
+  size_t after = mallinfo2().uordblks;
+  if (after > before + 8 * FD_ROUNDS)
+    FAIL("%zu bytes more after %d dropped futures", after - before, FD_ROUNDS - 1);
+  CHECK(r != MPI_REQUEST_NULL); /* the request is still the program's: cancel it */
+  CHECK(MPI_Cancel(&r) == MPI_SUCCESS);
+  CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS);
+  MPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled);
+}
+
+/* ---- sendrecv_error: the send cannot start; the call returns its error at once ---- */
+static int se_done;
+static void se_task(void *arg) {
+  int peer = 1 - rank, v = rank, got = -1, cls = MPI_SUCCESS;
+  (void)arg;
+  int rc = MPI_Sendrecv(&v, 1, MPI_INT, 99, 60, &got, 1, MPI_INT, peer, 60, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_RANK);
+  rc = MPI_Sendrecv_replace(&v, 1, MPI_INT, 99, 61, peer, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_RANK);
+  /* The receives those calls posted were cancelled: the peer's messages of those tags, sent only
+   * now, come to the receives below. */
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+  v = 100 + rank;
+  CHECK(MPI_Sendrecv(&v, 1, MPI_INT, peer, 60, &got, 1, MPI_INT, peer, 60, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(got == 100 + peer);
+  v = 200 + rank;
+  CHECK(MPI_Sendrecv_replace(&v, 1, MPI_INT, peer, 61, peer, 61, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(v == 200 + peer);
+  se_done = 1;
+}
+
+/* ---- isolate: one waiter's invalid handle fails that waiter only ---- */
+static MPI_Request iso_bad_req, iso_bad_saved;
+static int iso_good_v, iso_bad_v;
+static volatile int iso_good_rc = -1, iso_bad_rc = -1;
+static void iso_good(void *arg) {
+  MPI_Request r;
+  (void)arg;
+  CHECK(MPI_Irecv(&iso_good_v, 1, MPI_INT, rank, 71, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+  iso_good_rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+static void iso_bad(void *arg) {
+  (void)arg;
+  CHECK(MPI_Irecv(&iso_bad_v, 1, MPI_INT, rank, 72, MPI_COMM_WORLD, &iso_bad_req) == 0);
+  iso_bad_saved = iso_bad_req;
+  iso_bad_rc = MPI_Wait(&iso_bad_req, MPI_STATUS_IGNORE);
+}
+/* Sleep in 1 ms steps (the engine polls meanwhile) until *flag is no longer -1, 5 s at most. */
+static void await_set(volatile int *flag) {
+  for (int i = 0; i < 5000 && *flag == -1; i++) CHECK(MR_sleep_for(1000000) == 0);
+}
+static void isolate(void) {
+  int v = 73, cancelled = 0, cls = MPI_SUCCESS;
+  MPI_Status st;
+  spawn(iso_good, NULL);
+  spawn(iso_bad, NULL);
+  CHECK(MR_sleep_for(20000000) == 0);
+  CHECK(iso_good_rc == -1 && iso_bad_rc == -1); /* both suspended */
+  iso_bad_req = (MPI_Request)0; /* an invalid handle, as a program's bug could leave it */
+  await_set(&iso_bad_rc);
+  MPI_Error_class(iso_bad_rc, &cls);
+  CHECK(cls == MPI_ERR_REQUEST);
+  CHECK(MR_sleep_for(20000000) == 0);
+  CHECK(iso_good_rc == -1); /* its request is fine and still MPI's: it waits on */
+  CHECK(MPI_Send(&v, 1, MPI_INT, rank, 71, MPI_COMM_WORLD) == MPI_SUCCESS);
+  await_set(&iso_good_rc);
+  CHECK(iso_good_rc == MPI_SUCCESS && iso_good_v == 73);
+  CHECK(MPI_Cancel(&iso_bad_saved) == MPI_SUCCESS);
+  CHECK(MPI_Wait(&iso_bad_saved, &st) == MPI_SUCCESS);
+  MPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled);
+}
+
+/* ---- serialized, funneled: below MPI_THREAD_MULTIPLE only a suspension stops the process ---- */
+static void thread_level(const char *test) {
+  int v = 0, index = 0;
+  MPI_Request r = MPI_REQUEST_NULL, rs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status st;
+  CHECK(MR_engine_id() == 0); /* the primordial context: the task-aware calls */
+  if (strcmp(test, "funneled") == 0) {
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MR_mpi_wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Waitall(2, rs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Waitany(2, rs, &index, MPI_STATUS_IGNORE) == MPI_SUCCESS && index == MPI_UNDEFINED);
+    /* A message that is here already: MPI_Recv completes at its first test. */
+    if (rank == 1) {
+      v = 42;
+      CHECK(PMPI_Send(&v, 1, MPI_INT, 0, 6, MPI_COMM_WORLD) == MPI_SUCCESS);
+    } else {
+      CHECK(PMPI_Probe(1, 6, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+      CHECK(MPI_Recv(&v, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, &st) == MPI_SUCCESS && v == 42);
+    }
+    printf("funneled: waits that need not suspend returned\n");
+    fflush(stdout);
+  }
+  if (rank == 0) MPI_Recv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (rank == 1) MPI_Recv(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  FAIL("a blocking call under %s went on", test);
+}
+
 int main(int argc, char **argv) {
   mpitest_program = "tasks";
   const char *test = argc > 1 ? argv[1] : "";
-  int want = strcmp(test, "serialized") == 0 ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
+  int want = strcmp(test, "serialized") == 0 ? MPI_THREAD_SERIALIZED
+             : strcmp(test, "funneled") == 0 ? MPI_THREAD_FUNNELED
+                                             : MPI_THREAD_MULTIPLE;
+  int stopped = 0; /* MR_shutdown_now ended the runtime */
   mpitest_init_mpi(&argc, &argv, want);
   mpitest_start_engine();
   if (strcmp(test, "deadlock") == 0 && argc > 2) {
@@ -286,18 +425,27 @@ int main(int argc, char **argv) {
     CHECK(MPI_Wait(&shut_req, &st) == MPI_SUCCESS);
     MPI_Test_cancelled(&st, &cancelled);
     CHECK(cancelled);
-  } else if (strcmp(test, "serialized") == 0) {
-    int v = 0;
-    if (rank == 0) MPI_Recv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (rank == 1) MPI_Recv(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    FAIL("a blocking call under MPI_THREAD_SERIALIZED went on");
+    stopped = 1;
+  } else if (strcmp(test, "future_drop") == 0) {
+    future_drop();
+    stopped = 1;
+  } else if (strcmp(test, "sendrecv_error") == 0) {
+    CHECK(size == 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    spawn(se_task, NULL);
+  } else if (strcmp(test, "isolate") == 0) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    isolate();
+  } else if (strcmp(test, "serialized") == 0 || strcmp(test, "funneled") == 0) {
+    thread_level(test);
   } else {
     FAIL("unknown test '%s'", test);
   }
-  if (strcmp(test, "shutdown") != 0) CHECK(MR_shutdown() == 0);
+  if (!stopped) CHECK(MR_shutdown() == 0);
   if (strcmp(test, "deadlock") == 0) CHECK(dl_ok == DL_N);
   if (strcmp(test, "mixed") == 0) CHECK(mixed_done == 5);
   if (strcmp(test, "cancel") == 0) CHECK(cancel_seen);
+  if (strcmp(test, "sendrecv_error") == 0) CHECK(se_done);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
