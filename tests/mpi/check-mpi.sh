@@ -40,9 +40,12 @@ done
 for np in 2 4; do
   run 120 $np "$tasks" halo; expect "halo on $np ranks" 0 $?
 done
-for t in mixed early cancel shutdown future_drop isolate; do
+for t in mixed early cancel shutdown isolate; do
   run 60 2 "$tasks" $t; expect "$t" 0 $?
 done
+# Without glibc's per-thread cache, mallinfo2 counts every chunk freed (the test's leak check).
+GLIBC_TUNABLES=glibc.malloc.tcache_count=0 run 60 2 -x GLIBC_TUNABLES "$tasks" future_drop
+expect "future_drop" 0 $?
 # Posted before its send failed, the receive would be waited for: a hang (before the time-out).
 run 20 2 "$tasks" sendrecv_error; expect "sendrecv_error" 0 $?
 run 60 2 "$builddir/tests/mpi/cxx"; expect "c++ (mrmpi.hpp)" 0 $?
