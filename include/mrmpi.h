@@ -18,8 +18,10 @@
  *
  * Suspending needs MPI_THREAD_MULTIPLE (engines are threads, and any of them may test): a call
  * that would suspend under a lower level stops the process with a message that starts with
- * "mrmpi: " (MPI_Abort), never a hang. The calls return what the MPI calls return (MPI_SUCCESS
- * or an MPI error code, as the communicator's error handler lets them). */
+ * "mrmpi: " (MPI_Abort), never a hang; one whose requests complete at its first test returns as
+ * the MPI call would. The calls return what the MPI calls return (MPI_SUCCESS or an MPI error
+ * code, as the communicator's error handler lets them); MPI_Sendrecv and MPI_Sendrecv_replace
+ * whose send cannot start return its error at once, their receive cancelled. */
 #ifndef MRMPI_H
 #define MRMPI_H
 
@@ -50,8 +52,10 @@ MR_EXTERN int MR_mpi_waitany(int n, MPI_Request reqs[], int *index, MPI_Status *
  * (MR_future_signal): a context started for it (MR_spawn) waits as MR_mpi_wait and then signals,
  * so a dependent conjunction waits on f as on any future. *req and *status (or
  * MPI_STATUS_IGNORE) must stay alive until f is signalled; *req is MPI_REQUEST_NULL then. f must
- * be unsignalled. On a thread that is not an engine with the runtime not running, the wait is
- * done at once, blocking. Returns 0; MR_ENOMEM; MR_ESHUTDOWN (no context could be started). */
+ * be unsignalled. If MR_shutdown_now drops that context first, f is signalled with MR_EDROPPED
+ * (negative: read the value as an int) and *req may still be active (cancel it). On a thread
+ * that is not an engine with the runtime not running, the wait is done at once, blocking.
+ * Returns 0; MR_ENOMEM; MR_ESHUTDOWN (no context could be started). */
 MR_EXTERN int MR_mpi_future(MPI_Request *req, MPI_Status *status, MR_Future *f);
 
 /* The poll period in nanoseconds, from MRMPI_POLL_US (microseconds, 1 .. 1000000; default 50)
