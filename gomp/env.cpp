@@ -284,11 +284,12 @@ void read_environment() {
   if (env_bool("OMP_DYNAMIC", &b)) G.initial.dyn = b;
   parse_schedule(&G.initial);
   long v;
-  // A list of several team sizes asks for nesting; OMP_NESTED is the deprecated switch.
+  // A list of several team sizes (or binding policies) asks for nesting, as deep as supported
+  // (a level past the list takes its last entry), as in libgomp; OMP_NESTED is the deprecated
+  // switch.
   int &levels = G.initial.max_active_levels;
   parse_proc_bind();
-  if (G.nthreads_list.size() > 1) levels = static_cast<int>(G.nthreads_list.size());
-  if (G.bind_list.size() > 1) levels = std::max(levels, static_cast<int>(G.bind_list.size()));
+  if (G.nthreads_list.size() > 1 || G.bind_list.size() > 1) levels = 255;
   if (env_bool("OMP_NESTED", &b)) levels = b ? 255 : 1;
   if (env_long("OMP_MAX_ACTIVE_LEVELS", &v) && v >= 0) levels = static_cast<int>(std::min(v, 255L));
   if (env_long("OMP_THREAD_LIMIT", &v) && v > 0)

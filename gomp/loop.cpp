@@ -241,7 +241,10 @@ bool start_ull(int kind, bool up, unsigned long long start, unsigned long long e
 
 int resolve_kind(int kind, std::int64_t *chunk) {
   kind &= ~static_cast<int>(kMonotonic);
-  if (kind == SCHED_RUNTIME) {
+  // Kind 4 reaches here only from the entry points that take a kind (GOMP_loop_start,
+  // GOMP_loop_ull_start, their ordered and doacross forms), where gcc passes it for
+  // schedule(nonmonotonic: runtime), as libgomp reads it (schedule(auto) comes as static).
+  if (kind == SCHED_RUNTIME || kind == SCHED_AUTO) {
     const Icv &icv = current()->icv;
     kind = icv.sched;
     *chunk = icv.chunk;

@@ -15,8 +15,9 @@ namespace mrg {
 bool take_chunk(Task *self, std::uint64_t *lo, std::uint64_t *hi);
 
 // The schedule kind a loop start asks for (omp_sched_t's numbers, maybe with the monotonic
-// bit), resolved to static, dynamic or guided, and its chunk (*chunk: 0 for static's one block
-// per member, else at least 1).
+// bit; runtime and 4, the ABI's runtime with the nonmonotonic modifier, read run-sched-var),
+// resolved to static, dynamic or guided, and its chunk (*chunk: 0 for static's one block per
+// member, else at least 1).
 int resolve_kind(int kind, std::int64_t *chunk);
 
 // The first work-share of a combined parallel loop's team (or sections'), as parallel_begin

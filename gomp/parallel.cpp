@@ -26,8 +26,6 @@ namespace {
 // Held by the top-level team that uses the slots, so that two teams never queue members behind
 // each other on the same slot thread.
 std::atomic<bool> slots_busy{false};
-// Threads in active teams beyond the initial ones (for thread-limit-var), when it is set.
-std::atomic<int> threads_in_use{1};
 
 // The size of the team that task enc asks for with `nthreads` (0: its ICV), within the ICVs and
 // thread-limit-var; *reserved gets the members counted against thread-limit-var (given back by
@@ -38,18 +36,19 @@ int team_size(Task *enc, unsigned nthreads, int *reserved) {
   if (outer->active_level >= enc->icv.max_active_levels) n = 1;
   if (enc->icv.dyn) n = std::min(n, G.engines);
   n = std::max(1, std::min(n, G.thread_limit));
-  // thread-limit-var bounds the threads of the whole program at once: take the extra members
-  // from what the other active teams leave.
-  // Inside a teams construct its thread_limit bounds the team's contention group as well.
+  // thread-limit-var bounds the threads of the contention group at once: take the extra members
+  // from what the group's other active teams leave (another initial thread's group counts its
+  // own). Inside a teams construct its thread_limit bounds the team's contention group as well.
   int limit = outer->teams_thread_limit > 0 ? std::min(G.thread_limit, outer->teams_thread_limit)
                                             : G.thread_limit;
   int extra = n - 1;
   if (extra > 0 && limit < (1 << 20)) {
+    std::atomic<int> &in_use = outer->group->group_threads;
     // relaxed: a count of its own, with no data published through it.
-    int used = threads_in_use.load(std::memory_order_relaxed);
+    int used = in_use.load(std::memory_order_relaxed);
     do {
       extra = std::max(0, std::min(n - 1, limit - used));
-    } while (!threads_in_use.compare_exchange_weak(used, used + extra, std::memory_order_relaxed));
+    } while (!in_use.compare_exchange_weak(used, used + extra, std::memory_order_relaxed));
     n = extra + 1;
   } else {
     extra = 0;
@@ -101,6 +100,7 @@ void inherit_region(Team *t, Task *enc, void (*fn)(void *), void *data, int n) {
   t->team_num = outer->team_num;
   t->num_teams = outer->num_teams;
   t->teams_thread_limit = outer->teams_thread_limit;
+  t->group = outer->group;
   Icv icv = enc->icv;
   if (static_cast<size_t>(t->level) < G.nthreads_list.size())
     icv.nthreads = G.nthreads_list[t->level];
@@ -162,7 +162,7 @@ void parallel_end(Team *t) {
   end_implicit(self);
   set_current(t->encountering);
   // relaxed: as in team_size.
-  if (t->reserved) threads_in_use.fetch_sub(t->reserved, std::memory_order_relaxed);
+  if (t->reserved) t->group->group_threads.fetch_sub(t->reserved, std::memory_order_relaxed);
   if (!t->top_slots) {
     release_team(t);
     return;
@@ -232,7 +232,6 @@ void parallel(void (*fn)(void *), void *data, unsigned nthreads, const WorkShare
 void forget_teams() {
   // relaxed: the child has one thread.
   slots_busy.store(false, std::memory_order_relaxed);
-  threads_in_use.store(1, std::memory_order_relaxed);
 }
 
 }  // namespace mrg

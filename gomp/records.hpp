@@ -171,6 +171,11 @@ struct Team {
   int team_num = 0, num_teams = 1, teams_thread_limit = 0;
   Task *encountering = nullptr;  // the task that started the region (member 0 returns to it)
   int reserved = 0;              // members counted against thread-limit-var
+  // thread-limit-var bounds a contention group: an initial thread and the threads of every team
+  // it starts, nested ones too (each initial thread has a group of its own). Its initial team
+  // (`group`, inherited by the group's teams; itself there) counts the group's threads in use.
+  Team *group = this;
+  std::atomic<int> group_threads{1};  // in a group's initial team: the initial thread, and more
   // Cancellation (OMP_CANCELLATION=true): the region is cancelled; with cancellation enabled
   // the region's end is a count of members that have left (exited, then exit_done) rather
   // than a barrier generation, since cancelled members skip the barriers in between.
