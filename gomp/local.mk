@@ -78,7 +78,7 @@ EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
 	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh \
-	tests/gomp/check-affinity.sh tests/gomp/check-icv.sh
+	tests/gomp/check-affinity.sh tests/gomp/check-icv.sh tests/gomp/check-doacross.sh
 
 # doc/gomp.md's map of the code against gomp/'s #include lines (it needs no OpenMP compiler).
 TESTS += tests/gomp/check-layers.sh
@@ -106,9 +106,14 @@ tests_gomp_affinity_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/gomp/check-affinity.sh
 # ICVs from the environment, on this library and gcc's (check-icv.sh).
 check_PROGRAMS += tests/gomp/icv
-tests_gomp_icv_CFLAGS = $(AM_CFLAGS) -O0 $(OPENMP_CFLAGS)
+tests_gomp_icv_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_icv_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/gomp/check-icv.sh
+# Doacross loops under every schedule and beyond 2^28 iterations (check-doacross.sh).
+check_PROGRAMS += tests/gomp/doacross
+tests_gomp_doacross_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_gomp_doacross_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/gomp/check-doacross.sh
 endif
 
 # gfortran's programs (the Fortran forms, gomp/fortran.cpp: the core tier of gcc's

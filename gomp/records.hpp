@@ -121,10 +121,13 @@ struct WorkShare {
   void *mem = nullptr;
   std::once_flag red_once;  // task reductions: made by the first member to need them
   std::shared_ptr<WsRed> red;
-  // Doacross loops: the iteration counts of each loop of the nest, and one flag per iteration
-  // of the nest (in row-major order), set when the iteration posts (depend(source)).
+  // Doacross loops (doacross.cpp): the iteration counts of each loop of the nest, and for each
+  // range of the outermost loop that one member runs in order, how far into it that member has
+  // posted (depend(source)): elements of doacross_width bytes (1, 2, 4 or 8; 0 in any other
+  // work-share) in doacross_progress, accessed atomically.
   std::vector<std::uint64_t> doacross_counts;
-  std::unique_ptr<std::atomic<unsigned char>[]> doacross_done;
+  std::unique_ptr<unsigned char[]> doacross_progress;
+  unsigned doacross_width = 0;
   ~WorkShare() { free(mem); }
 };
 
