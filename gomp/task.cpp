@@ -189,10 +189,14 @@ void prepare(Task *t) {
   }
 }
 
-// The spark of a deferred task: nothing to do if its parent's taskwait took the task.
+// The spark of a deferred task: nothing to do if its parent's taskwait took the task but say so
+// (done), for a parent that left the join of this spark for later (taskwait).
 void run_spark(void *arg) {
   auto *t = static_cast<Task *>(arg);
-  if (!claim(t, kStarted)) return;
+  if (!claim(t, kStarted)) {
+    MR_future_signal(&t->done, 1);
+    return;
+  }
   // From here on this context stays on this engine's thread (a tied task).
   int e = MR_context_bind_here();
   Task *prev = current();
@@ -452,8 +456,9 @@ void settle(Task *t, Task *c) {
     join_spark(t, c);  // (its spark returns without waiting for anything more)
 }
 
-// Join t's owed tasks that have completed and whose sparks wait for nothing more, so that a
-// taskwait after each of many tasks that leave children does not keep all their records.
+// Join t's owed tasks that have completed and whose sparks wait for nothing more (or whose
+// sparks found them taken), so that a taskwait after each of many tasks that leave children,
+// or each of many taskwaits on a thread that is not an engine, does not keep all their records.
 void join_finished_owed(Task *t) {
   Task **link = &t->owed;
   while (Task *o = *link) {
@@ -505,8 +510,15 @@ void taskwait(Task *t) {
     // Not a held child: its predecessors may not have completed.
     if (!c->held && claim(c, kClaimed)) {
       run_claimed(c, t);
-      // The spark finds the task taken and returns: its join waits for nothing more.
-      join_spark(t, c);
+      // The spark finds the task taken and returns. On an engine it is usually still on this
+      // engine's deque, and its join runs it here at once. A thread that is not an engine
+      // leaves the join for later (an owed task): the spark is in the injector, which only an
+      // idle engine serves, and the members on the engines may be waiting for this one (in
+      // ordered, a critical section) without running tasks.
+      if (MR_engine_view_v4)
+        join_spark(t, c);
+      else
+        push_owed(t, c);
       continue;
     }
     MR_future_wait(&c->done);

@@ -45,6 +45,10 @@ int test_complete_undeferred(void);
 int test_spawned_member0(void);
 int test_spawned_shutdown(void);
 
+/* Tasks of members on threads that are not engines (design_foreign.c). */
+int test_foreign_ordered(void);
+int test_foreign_critical(void);
+
 /* Teams of one thread (design_alone.c). */
 int test_alone_order(void);
 int test_alone_detach_depend(void);
