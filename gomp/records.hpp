@@ -85,7 +85,7 @@ struct Task {
   // parent after `done`, whose signal publishes it).
   bool lingers = false;
   // Forked by its last predecessor to complete rather than by its parent, maybe after the
-  // parent's join began: the parent waits for node->done before it joins st.
+  // parent's join began: the parent waits for `done` before it joins st.
   bool held = false;
   DepRef node;   // this task's completion, if it has dependences
   DepRef event;  // detach: the event that completes it (omp_fulfill_event)
