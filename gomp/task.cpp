@@ -507,7 +507,7 @@ void taskwait(Task *t) {
   while (Task *c = t->newest_child) {
     t->newest_child = c->older;
     t->nchildren--;
-    // Not a held child: its predecessors may not have completed.
+    // A held child is never taken: its predecessors may not have completed.
     if (!c->held && claim(c, kClaimed)) {
       run_claimed(c, t);
       // The spark finds the task taken and returns. On an engine it is usually still on this
