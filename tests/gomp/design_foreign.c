@@ -5,7 +5,7 @@
  * by name. */
 #include "design.h"
 
-enum { ROUNDS = 200 };
+enum { ROUNDS = 20 };
 
 /* An ordered loop of 4 members on 2 engines (members 2 and 3 on slot threads) whose body runs
  * a task and waits for it before its ordered region. */
