@@ -190,7 +190,11 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   int extra;
   int n = team_size(enc, nthreads, &extra);
   int engines = G.engines;
-  int here = MR_engine_id();
+  // Member 0 is the calling context, bound to its engine as every member is (a context the
+  // program spawned is not bound), so that it keeps its OS thread through the region's waits
+  // and its thread-locals stay its own. mrengine has no unbinding: the binding lasts for the
+  // rest of the context's task. Negative on a thread that is not an engine.
+  int here = MR_context_bind_here();
   bool slots = take_slots(outer, n, here);
   // The holder of the slots reuses the last such team when it has the same shape (kept_team).
   Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1) : nullptr;

@@ -4,14 +4,17 @@
 // a generic thread returns to the idle list after each member it runs. After a team with more
 // members than processors, a thread yields its processor for a while (wait.hpp) before it sleeps
 // for its next job (doc/gomp.md, "Waiting": Oversubscription).
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <new>
-#include <thread>
 #include <vector>
 
+#include "env.hpp"
+#include "fatal.hpp"
 #include "pool.hpp"
 #include "records.hpp"
 #include "team.hpp"
@@ -44,7 +47,8 @@ std::mutex &pool_lock = *new std::mutex;
 std::vector<PoolThread *> &idle_threads = *new std::vector<PoolThread *>;  // waiting for a job
 std::vector<PoolThread *> &slot_threads = *new std::vector<PoolThread *>;  // member i of top teams
 
-void pool_main(PoolThread *p) {
+void *pool_main(void *arg) {
+  auto *p = static_cast<PoolThread *>(arg);
   unsigned taken = 0;
   bool oversubscribed = false;  // the last job's team had more members than processors
   for (;;) {
@@ -68,10 +72,23 @@ void pool_main(PoolThread *p) {
   }
 }
 
+// A new thread of our own, detached, with the stack OMP_STACKSIZE asks for (the implicit and
+// explicit tasks it runs need it, as the engines' contexts have it: runtime.cpp), else the
+// system's default.
 PoolThread *new_pool_thread(bool generic) {
   auto *p = new PoolThread;
   p->generic = generic;
-  std::thread(pool_main, p).detach();
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (size_t stack = env_stacksize()) {
+    int rc = pthread_attr_setstacksize(&attr, stack);
+    if (rc != 0) die("OMP_STACKSIZE: cannot give a thread a stack of %zu bytes", stack);
+  }
+  pthread_t th;
+  int rc = pthread_create(&th, &attr, pool_main, p);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) die("cannot start a thread for a team member (error %d)", rc);
   return p;
 }
 

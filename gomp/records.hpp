@@ -32,12 +32,22 @@ struct Task {
   bool final_ = false;  // in a final task: every task it creates is included
   bool implicit = false;
   Icv icv;
-  // Explicit children forked as sparks and not joined yet: a list from the newest (linked
+  // Explicit children forked as sparks and not waited for yet: a list from the newest (linked
   // through each child's `older`), so that forking and joining one allocates nothing.
   Task *newest_child = nullptr;
-  Task *older = nullptr;  // as a child: the sibling forked before it
+  Task *older = nullptr;  // as a child: the sibling forked before it (or the next owed task)
   std::size_t nchildren = 0;
-  std::vector<std::size_t> groups;  // taskgroup marks: nchildren at each taskgroup_start
+  // Tasks whose sparks this task's context forked and must still join, though its taskwait no
+  // longer waits for them (task.cpp): children that completed while their sparks still join
+  // their own children, and the children that a task run here left at its end. A list from
+  // the newest, through `older`.
+  Task *owed = nullptr;
+  std::size_t nowed = 0;
+  // Taskgroup marks: the children and owed tasks there were at each taskgroup_start.
+  struct GroupMark {
+    std::size_t children, owed;
+  };
+  std::vector<GroupMark> groups;
   // Cancellation of taskgroups: one flag per taskgroup this task opened (innermost last), and
   // the flag of the taskgroup the task was created in (shared with its siblings there).
   std::vector<std::shared_ptr<std::atomic<bool>>> group_flags;
@@ -64,8 +74,18 @@ struct Task {
   void (*fn)(void *) = nullptr;
   void *data = nullptr;
   MR_SyncTerm st;  // the spark's join, initialised by the parent
+  // Deferred tasks: who runs the body, the parent at its taskwait (kClaimed) or the spark
+  // (kStarted), decided by one compare-and-swap from kNew (task.cpp), through std::atomic_ref
+  // (a plain int keeps Task movable: team.cpp makes members' records anew by assignment).
+  alignas(std::atomic_ref<int>::required_alignment) int runner = 0;
+  // Deferred tasks run by their spark: signalled when the task completes (its code has ended
+  // and its event, if detached, is fulfilled), after `lingers` is written.
+  MR_Future done = MR_FUTURE_INIT;
+  // The spark goes on after the completion, to join the children the task left (read by the
+  // parent after `done`, whose signal publishes it).
+  bool lingers = false;
   // Forked by its last predecessor to complete rather than by its parent, maybe after the
-  // parent's join began: the parent waits for node->done before it joins st.
+  // parent's join began: the parent waits for `done` before it joins st.
   bool held = false;
   DepRef node;   // this task's completion, if it has dependences
   DepRef event;  // detach: the event that completes it (omp_fulfill_event)

@@ -1,11 +1,13 @@
 // resident.cpp: the contexts resident on the engines that run team members.
 //
 // Member i (0 < i < engines) of an outermost team started on an engine runs on the context
-// resident on its engine: one context per engine, spawned bound there the first time a team
-// needs it and kept, which runs one team member after another. Between regions it looks for its
-// next job for a while, since the next region usually follows at once (a short loop's region
-// costs a few microseconds; a spawn, and a wake-up when the engine has gone to sleep, would cost
-// as much again), then parks on a future until a job is posted.
+// resident on its engine: one context at a time per engine, spawned bound there when a team
+// needs one, which runs one team member after another. Between regions it looks for its next
+// job for a while, since the next region usually follows at once (a short loop's region costs a
+// few microseconds; a spawn would cost as much again), then ends; the next job spawns another.
+// No resident waits without a job, so residents are ordinary contexts of the default channel:
+// MR_shutdown waits for the members of a region in flight (one whose member 0 is a context the
+// program spawned) and, after their look, for nothing more.
 #include <atomic>
 #include <cstdint>
 #include <new>
@@ -24,30 +26,33 @@ namespace mrg {
 namespace {
 
 struct Resident {
-  // Jobs posted so far, times two, plus one while the resident is parked: one word, so that
-  // "post a job" and "park unless a job came" cannot miss each other.
-  std::atomic<std::uint64_t> mail{0};
-  // The job: written by the poster before its release exchange of `mail`, read by the resident
-  // after its acquire load that sees the new count. The next job is posted only after this
-  // member has arrived at the region's end, so a job is never overwritten before it is read.
+  // Jobs posted so far, times two, plus one while no context is resident (none yet, or the last
+  // one ended): one word, so that "post a job" and "end unless a job came" cannot miss each
+  // other, and the poster that finds the bit spawns the next resident.
+  std::atomic<std::uint64_t> mail{1};
+  // The job: written by the poster before its exchange of `mail`, read by the resident after
+  // its acquire load that sees the new count. The next job is posted only after this member
+  // has arrived at the region's end, so a job is never overwritten before it is read.
   Team *team = nullptr;
   int member = 0;
-  MR_Future wake = MR_FUTURE_INIT;  // signalled by the poster that finds the resident parked
+  // Jobs taken so far: the resident's alone, handed from one resident to the next through the
+  // ending one's release of the bit and the poster's acquire of it, then the spawn.
+  std::uint64_t seen = 0;
 };
 
 // Only the creator of the top-level team that holds the slots (slots_busy, parallel.cpp) posts
 // jobs, makes residents and reads this list, so it needs no lock: slots_busy's acquire and
 // release order it.
 std::vector<Resident *> &residents = *new std::vector<Resident *>;
-int resident_channel = -1;
 
-// The next job after the `seen` first ones: the new mail word. It looks for the job for a while
-// (wait.hpp's look_ns) before parking, since the next region usually follows at once: pausing,
-// or, after a region with more members than processors (`oversubscribed`), yielding, since
-// while it looks its engine runs nothing else and a pause would hold a processor that the
-// threads of the next region's other members need.
-std::uint64_t resident_wait(Resident *r, std::uint64_t seen, bool oversubscribed) {
-  std::uint64_t idle = seen << 1;
+// The next job of resident r: the new mail word, or one with the low bit set if none came
+// and r's context is to end. It looks for the job for a while (wait.hpp's look_ns) before
+// ending, since the next region usually follows at once: pausing, or, after a region with more
+// members than processors (`oversubscribed`), yielding, since while it looks its engine runs
+// nothing else and a pause would hold a processor that the threads of the next region's other
+// members need.
+std::uint64_t resident_wait(Resident *r, bool oversubscribed) {
+  std::uint64_t idle = r->seen << 1;
   std::uint64_t m;
   auto posted = [r, idle, &m] {
     // acquire: a new count makes the job's fields visible (pairs with the poster's release).
@@ -55,22 +60,21 @@ std::uint64_t resident_wait(Resident *r, std::uint64_t seen, bool oversubscribed
     return m != idle;
   };
   if (oversubscribed ? yield_until(posted) : spin_until(posted)) return m;
-  // acquire: as above, when a job came meanwhile (the parked bit itself publishes nothing).
-  if (!r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_acquire)) return m;
-  MR_future_wait(&r->wake);
-  // Only the poster that found the parked bit signals, once; nothing touches the future again
-  // until this resident parks next, so it may be reset here.
-  MR_future_init(&r->wake);
-  // acquire: as above.
-  return r->mail.load(std::memory_order_acquire);
+  // Success, release: the next resident's poster sees `seen` as this one left it. Failure,
+  // acquire: as above, a job came meanwhile.
+  if (r->mail.compare_exchange_strong(m, idle | 1, std::memory_order_release,
+                                      std::memory_order_acquire))
+    return idle | 1;
+  return m;
 }
 
 void resident_main(void *arg) {
   auto *r = static_cast<Resident *>(arg);
-  std::uint64_t seen = 0;
   bool oversubscribed = false;
   for (;;) {
-    seen = resident_wait(r, seen, oversubscribed) >> 1;
+    std::uint64_t m = resident_wait(r, oversubscribed);
+    if (m & 1) return;  // no job came: the next post spawns another resident
+    r->seen = m >> 1;
     oversubscribed = r->team->oversubscribed();  // (run_member lets go of the team)
     run_member(r->team, r->member);
   }
@@ -81,36 +85,22 @@ void resident_main(void *arg) {
 void resident_post(int e, Team *t, int member) {
   if (residents.empty()) residents.assign(static_cast<size_t>(G.engines), nullptr);
   Resident *&r = residents[static_cast<size_t>(e)];
-  if (!r) {
-    if (resident_channel < 0) {
-      // A channel of their own that MR_shutdown drops, so that a program that started
-      // mrengine itself can still shut it down while residents wait for jobs.
-      MR_ChannelOptions co;
-      MR_channel_options_default(&co);
-      co.close = MR_CLOSE_DROP;
-      resident_channel = MR_channel_create(&co);
-      if (resident_channel < 0)
-        die("cannot make the channel of the team members: %s", MR_strerror(resident_channel));
-    }
-    r = new Resident;
-    MR_SpawnOptions o;
-    MR_spawn_options_default(&o);
-    o.engine = e;
-    o.channel = resident_channel;
-    int rc = MR_spawn(resident_main, r, &o);
-    if (rc != 0) die("cannot start team member %d: %s", member, MR_strerror(rc));
-  }
+  if (!r) r = new Resident;
   r->team = t;
   r->member = member;
-  // relaxed: the count is read back by this thread alone (the only poster).
+  // relaxed: the count is written by this thread alone (the only poster); the resident only
+  // adds the low bit.
   std::uint64_t next = (r->mail.load(std::memory_order_relaxed) >> 1) + 1;
-  // release: publishes the job (and the team) to the resident.
-  if (r->mail.exchange(next << 1, std::memory_order_release) & 1) MR_future_signal(&r->wake, 1);
+  // release: publishes the job (and the team) to the resident. acquire: when the bit is set,
+  // the ended resident's `seen` (pairs with its release).
+  if (!(r->mail.exchange(next << 1, std::memory_order_acq_rel) & 1)) return;
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  o.engine = e;
+  int rc = MR_spawn(resident_main, r, &o);
+  if (rc != 0) die("cannot start team member %d: %s", member, MR_strerror(rc));
 }
 
-void forget_residents() {
-  new (&residents) std::vector<Resident *>;
-  resident_channel = -1;
-}
+void forget_residents() { new (&residents) std::vector<Resident *>; }
 
 }  // namespace mrg

@@ -7,12 +7,13 @@
 
 namespace mrg {
 
-// Post member `member` of team t to the resident of engine e (making it on first use). Called
-// only by the creator of the top-level team that holds the slots (parallel.cpp's slots_busy).
+// Post member `member` of team t to the resident of engine e (spawning one if none is there).
+// Called only by the creator of the top-level team that holds the slots (parallel.cpp's
+// slots_busy).
 void resident_post(int e, Team *t, int member);
 
-// The child of a fork() (fork.cpp): the residents and their channel were the parent's runtime's;
-// the list starts empty (the old one, and the residents, are leaked).
+// The child of a fork() (fork.cpp): the residents were the parent's runtime's; the list starts
+// empty (the old one is leaked).
 void forget_residents();
 
 }  // namespace mrg

@@ -1,12 +1,24 @@
 // task.cpp: explicit tasks as mrengine sparks, taskwait and taskgroup.
 //
-// A deferred task is a spark with a sync term of two conjuncts of its own: the spark and its
-// parent, which joins it at a taskwait, at the end of the taskgroup it was created in, at the
-// end of the parent task, or at the barrier (implicit tasks). Joining its children before it
-// ends makes a task complete only after its descendants, so a join of the children covers every
-// descendant (taskgroup, barrier). A task binds its context to the engine where it starts
-// (MR_context_bind_here): a tied task never changes OS thread, as threadprivate variables,
-// errno and gcc's caching of thread-local addresses require.
+// A deferred task is a spark with a sync term of two conjuncts of its own: the spark and the
+// context that forked it, which alone may join it. A task completes when its code ends (and its
+// event, if detached, is fulfilled), not when its children do (OpenMP 5.1): taskwait waits for
+// the children's completion alone, and taskgroup ends and barriers for every descendant. So:
+//
+// - taskwait takes each child that has not started (one compare-and-swap on `runner`, against
+//   its spark's) and runs it here, in the parent's context; its spark then finds it taken and
+//   returns at once. For a child its spark runs, taskwait waits for `done`, the completion.
+// - A task whose code ends with children not joined leaves them to the context that forked
+//   them: its spark's context, which signals `done` first and joins them after (`lingers`);
+//   or, for a task run in its parent's context (undeferred, or taken by the taskwait), the
+//   parent's, whose owed tasks they become.
+// - The parent joins a child whose spark lingers, and its owed tasks, later: at a taskgroup's
+//   end (those since its start), at a barrier, at its own end (as above). Joining a spark that
+//   lingers waits for its children, so these full joins cover every descendant.
+//
+// A task binds its context to the engine where it starts (MR_context_bind_here): a tied task
+// never changes OS thread, as threadprivate variables, errno and gcc's caching of thread-local
+// addresses require; one run by its parent's taskwait runs on the parent's thread.
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +78,48 @@ void block_free(void *p, size_t size, size_t align) {
 
 void run_spark(void *arg);
 
+// Who runs a deferred task's code (Task::runner): nobody yet, its parent's taskwait, its spark.
+constexpr int kNew = 0, kClaimed = 1, kStarted = 2;
+
+// Take t's code for `who` (kClaimed or kStarted); false if the other took it first.
+bool claim(Task *t, int who) {
+  int expected = kNew;
+  // relaxed: only which side wins matters. The spark sees the task's fields through its fork;
+  // the parent sees what the spark did through `done` and the join.
+  return std::atomic_ref<int>(t->runner).compare_exchange_strong(expected, who,
+                                                                 std::memory_order_relaxed);
+}
+
+// The record of a deferred task whose spark has been joined goes back to this thread's blocks.
+void free_task(Task *c) {
+  size_t size = c->block_size, align = c->block_align;
+  c->~Task();
+  block_free(c, size, align);
+}
+
+// Task `to`'s context is to join task c later (Task::owed).
+void push_owed(Task *to, Task *c) {
+  c->older = to->owed;
+  to->owed = c;
+  to->nowed++;
+}
+
+// Task t, run in the context of task `to`, has ended with children or owed tasks not joined:
+// that context forked their sparks, so `to` joins them.
+void hand_over(Task *t, Task *to) {
+  while (Task *c = t->newest_child) {
+    t->newest_child = c->older;
+    push_owed(to, c);
+  }
+  while (Task *o = t->owed) {
+    t->owed = o->older;
+    push_owed(to, o);
+  }
+  t->nchildren = 0;
+  t->nowed = 0;
+  t->groups.clear();
+}
+
 // The task of node n has completed: fork each successor it was the last pending predecessor
 // of, then signal n->done. Each successor registered before the exchange is in the list it
 // returns, and each that comes later finds kCompleted: none is lost or counted twice.
@@ -87,21 +141,33 @@ void complete(DepNode *n) {
   MR_future_signal(&n->done, 1);
 }
 
-// The body of a task, on the thread that runs it, and everything after it. Inlined, as is
-// inherit: in an undeferred task the calls were a fifth of the runtime's cost (bench/omp/fanout
-// on one thread).
-__attribute__((always_inline)) inline void run_body(Task *t, Task *prev) {
+// The body of a task, on the thread that runs it, and everything after it: in its spark's
+// context (`spark`), or in the context of task prev (an undeferred task's creator, or the
+// parent whose taskwait took it), which then owes the joins of the children the task left.
+// Inlined, as is inherit: in an undeferred task the calls were a fifth of the runtime's cost
+// (bench/omp/fanout on one thread).
+__attribute__((always_inline)) inline void run_body(Task *t, Task *prev, bool spark) {
   set_current(t);
   t->fn(t->data);
   set_current(t);
-  if (t->nchildren != 0 || t->deps) join_children(t);  // (most tasks create none)
+  bool left = t->nchildren != 0 || t->owed;  // (most tasks create none)
+  if (!spark) {
+    if (left) hand_over(t, prev);
+    if (t->deps) t->deps->clear();  // (an undeferred task's record is kept for the next one)
+  }
   if (t->event) {
     // A detached task completes when its event is fulfilled (omp_fulfill_event).
     MR_future_wait(&t->event->done);
     set_current(t);
     t->event.reset();
   }
+  if (spark) t->lingers = left;  // published by the signal of done
   if (t->node) complete(t->node.get());
+  if (spark) {
+    MR_future_signal(&t->done, 1);
+    // Completed: the children this spark forked are still its context's to join.
+    if (left) join_children(t);
+  }
   set_current(prev);
 }
 
@@ -113,9 +179,24 @@ bool discarded(const Task *t) {
   return t->in_group && t->in_group->load(std::memory_order_acquire);
 }
 
-// The spark of a deferred task.
+// What a deferred task checks before its code runs: its thread number, and cancellation.
+void prepare(Task *t) {
+  if (t->needs_exact_tid && !t->thread_num_exact)
+    unsupported("GOMP_taskloop", "a reduction task run on a thread that is no member of its team");
+  if (G.cancel_var && discarded(t)) {
+    if (t->event) t->event.reset();  // nothing will run to fulfil it
+    t->fn = [](void *) {};
+  }
+}
+
+// The spark of a deferred task: nothing to do if its parent's taskwait took the task but say so
+// (done), for a parent that left the join of this spark for later (taskwait).
 void run_spark(void *arg) {
   auto *t = static_cast<Task *>(arg);
+  if (!claim(t, kStarted)) {
+    MR_future_signal(&t->done, 1);
+    return;
+  }
   // From here on this context stays on this engine's thread (a tied task).
   int e = MR_context_bind_here();
   Task *prev = current();
@@ -124,13 +205,15 @@ void run_spark(void *arg) {
     t->thread_num = t->team->engine_member[e];
   else
     t->thread_num_exact = false;  // the creator's number, on a thread that is no member's
-  if (t->needs_exact_tid && !t->thread_num_exact)
-    unsupported("GOMP_taskloop", "a reduction task run on a thread that is no member of its team");
-  if (G.cancel_var && discarded(t)) {
-    if (t->event) t->event.reset();  // nothing will run to fulfil it
-    t->fn = [](void *) {};
-  }
-  run_body(t, prev);
+  prepare(t);
+  run_body(t, prev, true);
+}
+
+// Child c of t, taken by t's taskwait: run here, on t's thread, as t's own number.
+void run_claimed(Task *c, Task *t) {
+  c->thread_num_exact = t->thread_num_exact;
+  prepare(c);
+  run_body(c, t, false);
 }
 
 }  // namespace
@@ -196,8 +279,9 @@ Task *take_included() {
   return new Task;
 }
 
-// Back to the initial state: the body has joined its children and closed its taskgroups and
-// the run cleared its dependence map (kept for the next task); what the creator set is reset.
+// Back to the initial state: the run handed over its children and owed tasks, its taskgroups
+// are closed and its dependence map cleared (kept for the next task); what the creator set is
+// reset.
 void give_back_included(Task *t) {
   t->node.reset();
   t->event.reset();
@@ -218,7 +302,7 @@ void run_included(Task *parent, bool final_, void (*fn)(void *), void *data, Dep
   t->thread_num_exact = parent->thread_num_exact;  // it runs on the parent's thread
   t->fn = fn;
   t->data = data;
-  run_body(t, parent);
+  run_body(t, parent, false);
   give_back_included(t);
 }
 
@@ -350,23 +434,100 @@ void defer(Task *parent, bool final_, void (*fn)(void *), const TaskData &d, voi
 
 }  // namespace
 
-void join_children(Task *t, std::size_t mark) {
-  while (t->nchildren > mark) {
-    Task *c = t->newest_child;
+namespace {
+
+// Join the spark of task c, forked by t's context: a held one is forked by its last
+// predecessor, maybe not yet, and the arrival of t's context at st must come after that fork,
+// which done (signalled by the spark) follows.
+void join_spark(Task *t, Task *c) {
+  if (c->held) MR_future_wait(&c->done);
+  MR_join_and_continue(&c->st);
+  // The join may have run other tasks on this thread.
+  set_current(t);
+  free_task(c);
+}
+
+// Child c of t has completed (done): join its spark now, or later if it still joins c's
+// children (t's owed tasks).
+void settle(Task *t, Task *c) {
+  if (c->lingers)
+    push_owed(t, c);
+  else
+    join_spark(t, c);  // (its spark returns without waiting for anything more)
+}
+
+// Join t's owed tasks that have completed and whose sparks wait for nothing more (or whose
+// sparks found them taken), so that a taskwait after each of many tasks that leave children,
+// or each of many taskwaits on a thread that is not an engine, does not keep all their records.
+void join_finished_owed(Task *t) {
+  Task **link = &t->owed;
+  while (Task *o = *link) {
+    if (MR_future_is_signalled(&o->done) && !o->lingers) {
+      *link = o->older;
+      t->nowed--;
+      MR_join_and_continue(&o->st);
+      set_current(t);
+      free_task(o);
+    } else {
+      link = &o->older;
+    }
+  }
+}
+
+void clamp_marks(Task *t) {
+  for (auto &g : t->groups) {
+    g.children = std::min(g.children, t->nchildren);
+    g.owed = std::min(g.owed, t->nowed);
+  }
+}
+
+}  // namespace
+
+void join_children(Task *t, Task::GroupMark mark) {
+  for (;;) {
+    if (t->nchildren > mark.children) {
+      Task *c = t->newest_child;
+      t->newest_child = c->older;
+      t->nchildren--;
+      join_spark(t, c);
+    } else if (t->nowed > mark.owed) {
+      Task *o = t->owed;
+      t->owed = o->older;
+      t->nowed--;
+      join_spark(t, o);
+    } else {
+      break;
+    }
+  }
+  clamp_marks(t);
+  if (mark.children == 0 && t->deps) t->deps->clear();
+}
+
+void taskwait(Task *t) {
+  while (Task *c = t->newest_child) {
     t->newest_child = c->older;
     t->nchildren--;
-    // A held child is forked by its last predecessor, maybe not yet: its parent's arrival at
-    // st must come after that fork, which done (signalled by the child's body) follows.
-    if (c->held) MR_future_wait(&c->node->done);
-    MR_join_and_continue(&c->st);
-    // The join may have run other tasks on this thread.
+    // A held child is never taken: its predecessors may not have completed.
+    if (!c->held && claim(c, kClaimed)) {
+      run_claimed(c, t);
+      // The spark finds the task taken and returns. On an engine it is usually still on this
+      // engine's deque, and its join runs it here at once. A thread that is not an engine
+      // leaves the join for later (an owed task): the spark is in the injector, which only an
+      // idle engine serves, and the members on the engines may be waiting for this one (in
+      // ordered, a critical section) without running tasks.
+      if (MR_engine_view_v4)
+        join_spark(t, c);
+      else
+        push_owed(t, c);
+      continue;
+    }
+    MR_future_wait(&c->done);
     set_current(t);
-    size_t size = c->block_size, align = c->block_align;
-    c->~Task();
-    block_free(c, size, align);
+    settle(t, c);
   }
-  for (auto &g : t->groups) g = std::min(g, t->nchildren);
-  if (mark == 0 && t->deps) t->deps->clear();
+  if (t->owed) join_finished_owed(t);
+  clamp_marks(t);
+  if (t->deps) t->deps->clear();  // every child has completed
 }
 
 void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
@@ -437,10 +598,7 @@ MRG_EXPORT void omp_fulfill_event(uintptr_t event) {
   MR_future_signal(&ev->done, 1);
 }
 
-MRG_EXPORT void GOMP_taskwait(void) {
-  Task *self = current();
-  join_children(self);
-}
+MRG_EXPORT void GOMP_taskwait(void) { taskwait(current()); }
 
 MRG_EXPORT void GOMP_taskwait_depend(void **depend) {
   Task *self = current();
@@ -457,7 +615,7 @@ MRG_EXPORT void GOMP_taskyield(void) {
 
 MRG_EXPORT void GOMP_taskgroup_start(void) {
   Task *self = current();
-  self->groups.push_back(self->nchildren);
+  self->groups.push_back({self->nchildren, self->nowed});
   self->red_stack.push_back(nullptr);
   if (G.cancel_var) self->group_flags.push_back(std::make_shared<std::atomic<bool>>(false));
 }
@@ -465,7 +623,7 @@ MRG_EXPORT void GOMP_taskgroup_start(void) {
 MRG_EXPORT void GOMP_taskgroup_end(void) {
   Task *self = current();
   if (self->groups.empty()) die("GOMP_taskgroup_end without GOMP_taskgroup_start");
-  size_t mark = self->groups.back();
+  Task::GroupMark mark = self->groups.back();
   self->groups.pop_back();
   join_children(self, mark);
   if (!self->group_flags.empty()) self->group_flags.pop_back();

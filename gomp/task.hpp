@@ -32,8 +32,12 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
                  long arg_align, bool if_clause, unsigned flags, void **depend, void *detach,
                  const Bounds *bounds);
 
-// Join the children of t created since it had `mark` of them (taskwait: all of them).
-void join_children(Task *t, std::size_t mark = 0);
+// Join the sparks t's context forked and has not joined (its children and owed tasks) since
+// it had `mark` of each (all by default: a barrier): so every descendant of those has completed.
+void join_children(Task *t, Task::GroupMark mark = {0, 0});
+
+// taskwait: wait for the completion of t's children (not of their descendants).
+void taskwait(Task *t);
 
 // The innermost taskgroup's cancellation flag of task t, or nullptr.
 std::atomic<bool> *group_flag(Task *t);

@@ -10,7 +10,8 @@ lib=$builddir/gomp/.libs
 LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
 MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
-for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred alone-order alone-detach-depend oversubscribed barrier-tasks \
+for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred complete-taskwait complete-depend complete-undeferred \
+    spawned-member0 spawned-shutdown foreign-ordered alone-order alone-detach-depend oversubscribed barrier-tasks \
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators alloc-traits; do
   if timeout 60 $run "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
@@ -32,6 +33,10 @@ for w in active passive; do
     echo "FAIL: oversubscribed-yield ($w)"; status=1
   fi
 done
+# A member on a slot thread holds a critical section while the one engine's member waits for it.
+if MRENGINE_OPTIONS="-P 1" timeout 60 $run "$prog" foreign-critical; then echo "PASS: foreign-critical"; else echo "FAIL: foreign-critical"; status=1; fi
+# OMP_STACKSIZE is read once at start-up.
+if OMP_STACKSIZE=64M OMP_MAX_ACTIVE_LEVELS=2 timeout 60 $run "$prog" stacksize; then echo "PASS: stacksize"; else echo "FAIL: stacksize"; status=1; fi
 # Cancellation needs cancel-var, which is read once at start-up.
 if OMP_CANCELLATION=true timeout 60 $run "$prog" cancel-undeferred; then echo "PASS: cancel-undeferred"; else echo "FAIL: cancel-undeferred"; status=1; fi
 # An unsupported construct stops the program with the runtime's message.

@@ -60,6 +60,35 @@ static int test_threadprivate(void) {
   return 0;
 }
 
+/* Use `bytes` of this thread's stack (every page written): more than a default thread stack
+ * holds. */
+static __attribute__((noinline)) int deep_stack(size_t bytes, int me) {
+  volatile char buf[bytes];
+  for (size_t i = 0; i < bytes; i += 4096) buf[i] = (char)me;
+  return buf[bytes / 2] == (char)me;
+}
+
+/* With OMP_STACKSIZE=64M (check-design.sh), every member but the initial thread (whose stack is
+ * the process's) has 64 MiB of stack: members on engines (contexts), on slot threads (a team
+ * larger than the engines) and on pool threads (a nested team) each use 24 MiB of it. */
+static int test_stacksize(void) {
+  enum { MB = 1 << 20 };
+  int ok = 0, nested_ok = 0;
+#pragma omp parallel num_threads(3) reduction(+ : ok, nested_ok)
+  {
+    int me = omp_get_thread_num();
+    ok += me == 0 || deep_stack(24 * MB, me);
+#pragma omp parallel num_threads(2) reduction(+ : nested_ok)
+    {
+      int inner = omp_get_thread_num();
+      nested_ok += (me == 0 && inner == 0) || deep_stack(24 * MB, inner);
+    }
+  }
+  if (ok != 3) FAIL("%d of 3 members used their stack", ok);
+  if (nested_ok != 6) FAIL("%d of 6 nested members used their stack", nested_ok);
+  return 0;
+}
+
 /* A barrier separates phases: no member sees another's next-phase write early. */
 static int test_barrier(void) {
   enum { N = 6, PHASES = 200 };
@@ -341,6 +370,7 @@ int main(int argc, char **argv) {
       {"runtime", test_runtime},
       {"threadprivate", test_threadprivate},
       {"barrier", test_barrier},
+      {"stacksize", test_stacksize},
       {"tied", test_tied},
       {"depend", test_depend},
       {"depend-release", test_depend_release},
@@ -351,6 +381,13 @@ int main(int argc, char **argv) {
       {"task-reduction", test_task_reduction},
       {"cancel-undeferred", test_cancel_undeferred},
       {"depend-undeferred", test_depend_undeferred},
+      {"complete-taskwait", test_complete_taskwait},
+      {"complete-depend", test_complete_depend},
+      {"complete-undeferred", test_complete_undeferred},
+      {"spawned-member0", test_spawned_member0},
+      {"spawned-shutdown", test_spawned_shutdown},
+      {"foreign-ordered", test_foreign_ordered},
+      {"foreign-critical", test_foreign_critical},
       {"alone-order", test_alone_order},
       {"alone-detach-depend", test_alone_detach_depend},
       {"oversubscribed", test_oversubscribed},

@@ -36,6 +36,19 @@ int test_ordered(void);
 int test_cancel_undeferred(void);
 int test_depend_undeferred(void);
 
+/* A task completes before its descendants (design_complete.c). */
+int test_complete_taskwait(void);
+int test_complete_depend(void);
+int test_complete_undeferred(void);
+
+/* OpenMP from a context the program spawned (design_spawned.c). */
+int test_spawned_member0(void);
+int test_spawned_shutdown(void);
+
+/* Tasks of members on threads that are not engines (design_foreign.c). */
+int test_foreign_ordered(void);
+int test_foreign_critical(void);
+
 /* Teams of one thread (design_alone.c). */
 int test_alone_order(void);
 int test_alone_detach_depend(void);
