@@ -439,6 +439,10 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   if (events == 0 || (events & ~(MR_FD_READ | MR_FD_WRITE)) != 0) return MR_EINVAL;
   Engine *e = this_engine();
   const bool in_context = e && e->current;
+  // On an engine's thread outside any context (an on_drop, a polled source's poll function) a
+  // wait would stop the engine: the process stops with a message, as at a join. A poll (a zero
+  // time-out) waits for nothing.
+  MR_CHECK(!e || in_context || timeout_ns == 0, "MR_wait_fd outside a context");
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
   if (int rc = fd_claim(fd, events, in_context); rc != 0) return rc;
   // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its

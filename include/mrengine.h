@@ -353,8 +353,8 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * before any dropped context is freed. on_drop may free memory and signal futures
  * (MR_future_signal: a context that waits for such a future runs on, or, if it is dropped too,
  * is freed without running; a thread that waits is woken), and must not wait or suspend (a join,
- * an unsignalled future, a sleep, MR_yield, a blocking region, MR_channel_wait: it stops the
- * process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
+ * an unsignalled future, a sleep, an MR_wait_fd with a time-out, MR_yield, a blocking region,
+ * MR_channel_wait: it stops the process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
  * destructor runs on a dropped context's stack. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
