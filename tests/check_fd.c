@@ -4,7 +4,9 @@
  * MR_shutdown_now while contexts wait, polls (a time-out of 0) that report a ready descriptor
  * ready from two engines at once, and a loopback TCP echo (127.0.0.1 only) with 100
  * connections, a context per connection on both sides, every byte checked; a signal handed to a
- * context through a self-pipe (doc/api.md, "Signal handlers"). */
+ * context through a self-pipe (doc/api.md, "Signal handlers"); descriptors closed while
+ * contexts wait on them, waiters dropped with their channel, and a thread's time-out under a
+ * stream of signals. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
