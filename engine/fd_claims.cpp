@@ -67,7 +67,6 @@ void for_each_byte(F f) {
 }  // namespace
 
 int fd_claim(int fd, int events, bool context) {
-  if (fd < 0) return 0;  // no descriptor to share: the wait answers MR_EBADF
   std::atomic<std::uint8_t> *x = byte_of(fd);
   if (!x) return MR_ENOMEM;
   const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);
@@ -84,7 +83,6 @@ int fd_claim(int fd, int events, bool context) {
 }
 
 void fd_release(int fd, int events, bool context) {
-  if (fd < 0) return;
   // acquire: as in byte_of; the claim made the block, so it is there.
   Block *b = g_blocks[static_cast<unsigned>(fd) >> kBlockBits].load(std::memory_order_acquire);
   const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);

@@ -9,8 +9,7 @@ namespace mr::engine {
 
 // Claim `events` (MR_FD_READ and/or MR_FD_WRITE) of fd for the caller's wait, a context's or a
 // thread's (`context`). Returns 0; or MR_EINUSE (nothing claimed) if one of `events` is held; or
-// MR_ENOMEM if the table's block for fd cannot be made. A negative fd claims nothing and returns
-// 0 (the wait answers MR_EBADF). Any thread.
+// MR_ENOMEM if the table's block for fd cannot be made. fd >= 0. Any thread.
 int fd_claim(int fd, int events, bool context);
 
 // Give back what fd_claim took. Any thread.

@@ -3,19 +3,25 @@
 
 #include "fd_slots.hpp"
 
-#include <algorithm>
 #include <new>
 
 namespace mr::engine {
 
+std::uint32_t *FdSlots::entry(int fd) {
+  const auto b = static_cast<std::size_t>(fd) >> kBlockBits;
+  if (b >= of_fd_.size() || !of_fd_[b]) return nullptr;
+  return &of_fd_[b][static_cast<std::size_t>(fd) & ((std::size_t{1} << kBlockBits) - 1)];
+}
+
 FdSlot *FdSlots::find(int fd) {
-  const auto i = static_cast<std::size_t>(fd);
-  return i < of_fd_.size() && of_fd_[i] != 0 ? &slots_[of_fd_[i] - 1] : nullptr;
+  const std::uint32_t *x = entry(fd);
+  return x && *x != 0 ? &slots_[*x - 1] : nullptr;
 }
 
 FdSlot *FdSlots::make(int fd) {
-  const auto i = static_cast<std::size_t>(fd);
-  if (i >= of_fd_.size()) of_fd_.resize(std::max(i + 1, 2 * of_fd_.size()), 0);
+  const auto b = static_cast<std::size_t>(fd) >> kBlockBits;
+  if (b >= of_fd_.size()) of_fd_.resize(b + 1);
+  if (!of_fd_[b]) of_fd_[b] = std::make_unique<std::uint32_t[]>(std::size_t{1} << kBlockBits);
   FdSlot *s;
   if (!free_.empty()) {
     s = &slots_[free_.back()];
@@ -31,7 +37,7 @@ FdSlot *FdSlots::make(int fd) {
   s->fd = fd;
   s->armed = 0;
   s->waiter[0] = s->waiter[1] = nullptr;
-  of_fd_[i] = s->index + 1;
+  *entry(fd) = s->index + 1;
   return s;
 }
 
@@ -43,8 +49,8 @@ FdSlot *FdSlots::of_token(std::uint64_t token) {
 }
 
 void FdSlots::forget(FdSlot *s) {
-  std::uint32_t &of = of_fd_[static_cast<std::size_t>(s->fd)];
-  if (of == s->index + 1) of = 0;  // else a record made since names fd (io_wait.cpp's move)
+  std::uint32_t *of = entry(s->fd);  // made with s
+  if (*of == s->index + 1) *of = 0;  // else a record made since names fd (io_wait.cpp's move)
   s->fd = -1;
   s->gen++;
 }

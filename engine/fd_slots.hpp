@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 namespace mr::engine {
@@ -50,10 +51,14 @@ class FdSlots {
   void retire(FdSlot *s);
 
  private:
+  // fd -> index + 1 (0: none), in blocks of 2^kBlockBits numbers made at their first record, so
+  // that one large descriptor number costs one block, not a table up to it.
+  static constexpr int kBlockBits = 12;
+  std::uint32_t *entry(int fd);  // fd's entry, or nullptr if its block was never made
   void forget(FdSlot *s);
-  std::deque<FdSlot> slots_;          // a deque: growing it moves no record
-  std::vector<std::uint32_t> free_;   // indexes of free records
-  std::vector<std::uint32_t> of_fd_;  // fd -> index + 1 (0: none), grown to the largest fd
+  std::deque<FdSlot> slots_;         // a deque: growing it moves no record
+  std::vector<std::uint32_t> free_;  // indexes of free records
+  std::vector<std::unique_ptr<std::uint32_t[]>> of_fd_;
 };
 
 }  // namespace mr::engine

@@ -444,6 +444,7 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   // time-out) waits for nothing.
   MR_CHECK(!e || in_context || timeout_ns == 0, "MR_wait_fd outside a context");
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
+  if (fd < 0) return MR_EBADF;
   if (int rc = fd_claim(fd, events, in_context); rc != 0) return rc;
   // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its
   // own way would arm a timer due at once, which another engine could fire before this one read

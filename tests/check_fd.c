@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -552,6 +553,32 @@ START_TEST(test_dropped_waiter_releases_claim) {
 }
 END_TEST
 
+/* ---- a descriptor number near the process's limit ---- */
+/* An engine's records are found by descriptor number: a large one costs a block of the table,
+ * not a table up to it, and waits on it as on any other. */
+START_TEST(test_large_descriptor) {
+  int p[2];
+  struct rlimit rl;
+  char c;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  /* As high as this process may go, up to 2^20 (this test's child only). */
+  rl.rlim_cur = rl.rlim_max < (1u << 20) + 1 ? rl.rlim_max : (1u << 20) + 1;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  const int big = (int)rl.rlim_cur - 1;
+  ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+  ck_assert_int_eq(dup2(p[0], big), big);
+  start_fd(2, 0);
+  ck_assert_int_eq(MR_wait_fd(big, MR_FD_READ, 20 * MS), 0);
+  ck_assert_int_eq(write(p[1], "x", 1), 1);
+  ck_assert_int_eq(MR_wait_fd(big, MR_FD_READ, 5000 * MS), MR_FD_READ);
+  ck_assert_int_eq(read(big, &c, 1), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  close(big);
+  close(p[0]);
+  close(p[1]);
+}
+END_TEST
+
 /* ---- a thread's timed wait interrupted by signals ---- */
 /* A signal every 5 ms at a thread in a 30 ms wait: the wait must still end at its time-out.
  * Before the fix each interruption restarted the whole time-out, and the wait lasted as long as
@@ -737,6 +764,7 @@ int main(void) {
   tcase_add_test(tc, test_close_with_two_waiters);
   tcase_add_loop_test(tc, test_dropped_waiter_releases_claim, 0, 2);
   tcase_add_test(tc, test_thread_timeout_under_signals);
+  tcase_add_test(tc, test_large_descriptor);
   tcase_add_test(tc, test_loopback_echo);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
