@@ -24,6 +24,12 @@ void call_on_drop(Context *c) {
 }  // namespace
 
 void drop_context(Context *c) {
+  // A wait it was resumed from ends first, so that what it held (a descriptor's claim) is given
+  // back before the channel's waiters resume.
+  if (Context::Unwait u = c->unwait; u.end) {
+    c->unwait = {};
+    u.end(u.arg);
+  }
   // relaxed: a count read after the engines stopped, or by MR_channel_stats.
   g_rt->channels[c->channel].contexts_dropped.fetch_add(1, std::memory_order_relaxed);
   c->dropped = true;  // freed with the runtime (Context::dropped says why not now)

@@ -13,9 +13,10 @@ namespace mr::engine {
 
 // Count a context that MR_shutdown or MR_channel_close drops in its channel and forget it: it
 // never runs again (no destructors run on its stack), and it is freed with the runtime. A
-// spawned one's on_drop is called here and it leaves its channel's count (root_done). Called
-// only by an engine's scheduler, holding the only reference to c (c was runnable: nothing it
-// waited for still points to it).
+// spawned one's on_drop is called here and it leaves its channel's count (root_done); before
+// them, the wait it was resumed from is ended (Context::unwait). Called only by an engine's
+// scheduler, holding the only reference to c (c was runnable: what it waited for resumed it, and
+// only its Context::unwait still points to the records of that wait).
 void drop_context(Context *c);
 
 // Count a context about to be spawned in channel ch, unless ch is closed: 0 or MR_ECLOSED. Any

@@ -74,6 +74,14 @@ struct Context {
     void *arg = nullptr;
     void (*on_drop)(void *) = nullptr;
   } spawned;
+  // A wait that leaves records behind it (io_wait.cpp: a descriptor wait's registration, its
+  // timer and its claim) and that a drop must end: drop_context calls end(arg) before it forgets
+  // the context, on the engine the context is bound to for the wait (whose scheduler drops it).
+  // Set and cleared by the context itself around its suspension; null otherwise.
+  struct Unwait {
+    void (*end)(void *) = nullptr;
+    void *arg = nullptr;
+  } unwait;
   boost::intrusive::set_member_hook<> deadline_hook;  // a deadline channel's queue
   ContextKind kind = ContextKind::SMALL;
   // Set when the context suspends (a join, a future, loop control, or a blocking region moving

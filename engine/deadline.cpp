@@ -74,7 +74,10 @@ int arm_or_fire(Timer *t, std::uint64_t when, TimerFire fire, void *a, void *b) 
 
 int sleep_until(std::uint64_t when) {
   Engine *e = this_engine();
-  if (!e || !e->current) {
+  // An engine's thread outside any context (an on_drop, a polled source's poll function) goes on
+  // to suspend_self, which stops the process with a message, as a join's wait does: a sleep of
+  // the thread would stop the engine.
+  if (!e) {
     struct timespec ts;
     ts.tv_sec = static_cast<time_t>(when / 1000000000u);
     ts.tv_nsec = static_cast<long>(when % 1000000000u);

@@ -66,9 +66,7 @@ void for_each_byte(F f) {
 
 }  // namespace
 
-int fd_claim(int fd, int events, bool context, int *other) {
-  *other = 0;
-  if (fd < 0) return 0;  // no descriptor to share: the wait answers MR_EBADF
+int fd_claim(int fd, int events, bool context) {
   std::atomic<std::uint8_t> *x = byte_of(fd);
   if (!x) return MR_ENOMEM;
   const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);
@@ -81,12 +79,10 @@ int fd_claim(int fd, int events, bool context, int *other) {
     // relaxed on failure: we try again with what we read.
   } while (!x->compare_exchange_weak(bits, static_cast<std::uint8_t>(bits | mine),
                                      std::memory_order_acquire, std::memory_order_relaxed));
-  *other = held_of(bits);
   return 0;
 }
 
 void fd_release(int fd, int events, bool context) {
-  if (fd < 0) return;
   // acquire: as in byte_of; the claim made the block, so it is there.
   Block *b = g_blocks[static_cast<unsigned>(fd) >> kBlockBits].load(std::memory_order_acquire);
   const auto mine = static_cast<std::uint8_t>(context ? events : events << kThreadShift);

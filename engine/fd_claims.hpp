@@ -8,17 +8,16 @@
 namespace mr::engine {
 
 // Claim `events` (MR_FD_READ and/or MR_FD_WRITE) of fd for the caller's wait, a context's or a
-// thread's (`context`). Returns 0 and *other, the directions somebody else holds on fd now; or
-// MR_EINUSE (nothing claimed) if one of `events` is held; or MR_ENOMEM if the table's block for
-// fd cannot be made. A negative fd claims nothing and returns 0 (the wait answers MR_EBADF).
-// Any thread.
-int fd_claim(int fd, int events, bool context, int *other);
+// thread's (`context`). Returns 0; or MR_EINUSE (nothing claimed) if one of `events` is held; or
+// MR_ENOMEM if the table's block for fd cannot be made. fd >= 0. Any thread.
+int fd_claim(int fd, int events, bool context);
 
 // Give back what fd_claim took. Any thread.
 void fd_release(int fd, int events, bool context);
 
-// Forget every context's claim: the runtime is being freed, and a context that MR_shutdown_now
-// dropped while it waited never gives its claim back. With no engine running.
+// Forget every context's claim: the runtime is being freed, and a context still waiting when the
+// engines stopped (MR_shutdown_now's, a drop channel's at the end of MR_shutdown) never gives its
+// claim back. With no engine running.
 void fd_claims_forget_contexts();
 
 // In the child of a fork() (fork.cpp): empty the table (every waiter of the parent is gone: the

@@ -25,23 +25,28 @@
 
 namespace mr::engine {
 
-namespace {
-
 // One context waiting on a descriptor, on the context's own stack. `state` (FdWait) decides who
 // resumes it: the engine that sees the descriptor ready, or the time-out's timer (any engine), by
-// CAS (fd_race.hpp).
+// CAS (fd_race.hpp). The engine E it waits on finds it through fd's record in E's table
+// (FdSlot::waiter), never through the registration.
 struct FdWaiter {
+  Engine *e = nullptr;  // E
+  int fd = -1;
+  int events = 0;  // MR_FD_READ and/or MR_FD_WRITE, claimed (fd_claims.hpp)
   Context *ctx = nullptr;
   std::atomic<int> state{kFdWaiting};
   std::uint32_t revents = 0;  // written before the CAS to kFdReady (release)
-  // Set by E's dispatch, on E, which the context runs on too: E's epoll_wait reported the
-  // registration, which EPOLLONESHOT has therefore disabled.
+  // On E only: in fd's record (registered), and whether E's dispatch reported it ready.
+  bool registered = false;
   bool reported = false;
+  bool timed = false;  // the timer is armed (set once it is)
   Timer timer{};
   // Set (release, fd_timer_finish) by the time-out's fire function as its last access to the
   // record: a context whose cancel says the timer fired waits for it before its frame goes.
   std::atomic<bool> timer_done{false};
 };
+
+namespace {
 
 constexpr int kBatch = 64;
 
@@ -61,6 +66,43 @@ int epoll_wait_ns(int ep, epoll_event *ev, int n, const struct timespec *tp) {
   return epoll_wait(ep, ev, n, static_cast<int>(std::min<std::int64_t>(ms, INT_MAX)));
 }
 
+// The moment timeout_ns from now: kNever for a negative time-out (none), else below kNever.
+std::uint64_t deadline_after(std::int64_t timeout_ns) {
+  if (timeout_ns < 0) return kNever;
+  const std::uint64_t now = now_ns(), t = static_cast<std::uint64_t>(timeout_ns);
+  return t > kNever - 1 - now ? kNever - 1 : now + t;
+}
+
+// What is left until deadline, into *rel (zero once it has passed); nullptr for kNever (no
+// time-out), as epoll_wait_ns takes it.
+const struct timespec *left_until(std::uint64_t deadline, struct timespec *rel) {
+  if (deadline == kNever) return nullptr;
+  const std::uint64_t now = now_ns(), d = deadline > now ? deadline - now : 0;
+  rel->tv_sec = static_cast<time_t>(d / 1000000000u);
+  rel->tv_nsec = static_cast<long>(d % 1000000000u);
+  return rel;
+}
+
+std::uint32_t to_epoll(int events) {
+  return ((events & MR_FD_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
+         ((events & MR_FD_WRITE) ? EPOLLOUT : 0u);
+}
+
+// The bits of an event that concern w: those of its own directions, and errors and hang-ups,
+// which epoll reports whatever the registration asked for. What a registration of w's alone
+// would have reported.
+std::uint32_t concerning(const FdWaiter *w, std::uint32_t revents) {
+  return revents & (to_epoll(w->events) | EPOLLERR | EPOLLHUP);
+}
+
+// The directions s's waiters still wait for (not yet reported ready), as epoll bits.
+std::uint32_t wanted(const FdSlot *s) {
+  std::uint32_t bits = 0;
+  for (const FdWaiter *w : s->waiter)
+    if (w && !w->reported) bits |= to_epoll(w->events);
+  return bits;
+}
+
 // A waiter's descriptor is ready: resume its context unless the time-out won. Called only by
 // the engine the context waits on (its park, or io_idle).
 void ready(FdWaiter *w, std::uint32_t revents) {
@@ -71,15 +113,36 @@ void ready(FdWaiter *w, std::uint32_t revents) {
     schedule(c);  // bound to this engine: its queue, or CONTEXT to itself if it is SLEEPING
 }
 
-// Handle what epoll_wait returned on engine e's instance.
+// Arm s's registration again (EPOLL_CTL_MOD) for `bits`, with s's token. Returns 0 or errno.
+int rearm(IoEngine *io, FdSlot *s, std::uint32_t bits) {
+  epoll_event ev{};
+  ev.events = bits | EPOLLONESHOT;
+  ev.data.u64 = FdSlots::token(s);
+  if (epoll_ctl(io->epfd, EPOLL_CTL_MOD, s->fd, &ev) != 0) return errno;
+  s->armed = bits;
+  return 0;
+}
+
+// Handle what epoll_wait returned on engine e's instance. An event whose token is stale (its
+// record was let go: the registration outlived its wait) is ignored.
 void dispatch(IoEngine *io, const epoll_event *ev, int n) {
   for (int i = 0; i < n; i++) {
-    if (ev[i].data.ptr == nullptr) {  // the eventfd: an unpark; drain it
+    if (ev[i].data.u64 == kEventfdToken) {  // an unpark; drain it
       std::uint64_t v;
       (void)!read(io->evfd, &v, sizeof v);
       continue;
     }
-    ready(static_cast<FdWaiter *>(ev[i].data.ptr), ev[i].events);
+    FdSlot *s = io->slots.of_token(ev[i].data.u64);
+    if (!s) continue;
+    s->armed = 0;  // EPOLLONESHOT disabled the registration
+    const std::uint32_t bits = ev[i].events;
+    for (int d = 0; d < 2; d++) {
+      FdWaiter *w = s->waiter[d];
+      if (w && !w->reported && concerning(w, bits) != 0) ready(w, bits);  // once: then reported
+    }
+    // A waiter for the other direction waits on: armed again for it. If that fails (fd was
+    // closed), it waits for its time-out, as a closed descriptor's waiter does.
+    if (std::uint32_t rest = wanted(s); rest != 0) (void)rearm(io, s, rest);
   }
 }
 
@@ -98,15 +161,9 @@ void timed_out(void *wp, void *) {
 // engine, which is SLEEPING: it then sees NOTIFIED).
 int epoll_park(void *ctx, int engine, std::uint64_t deadline) {
   IoEngine *io = &static_cast<IoEngine *>(ctx)[engine];
-  struct timespec rel, *tp = nullptr;
-  if (deadline != kNever) {
-    std::uint64_t now = now_ns(), d = deadline > now ? deadline - now : 0;
-    rel.tv_sec = static_cast<time_t>(d / 1000000000u);
-    rel.tv_nsec = static_cast<long>(d % 1000000000u);
-    tp = &rel;
-  }
+  struct timespec rel;
   epoll_event ev[kBatch];
-  int n = epoll_wait_ns(io->epfd, ev, kBatch, tp);
+  int n = epoll_wait_ns(io->epfd, ev, kBatch, left_until(deadline, &rel));
   if (n < 0) return errno == EINTR ? 0 : MR_EBADF;
   dispatch(io, ev, n);
   return 0;
@@ -116,11 +173,6 @@ void epoll_unpark(void *ctx, int engine) {
   IoEngine *io = &static_cast<IoEngine *>(ctx)[engine];
   std::uint64_t one = 1;
   (void)!write(io->evfd, &one, sizeof one);
-}
-
-std::uint32_t to_epoll(int events) {
-  return ((events & MR_FD_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
-         ((events & MR_FD_WRITE) ? EPOLLOUT : 0u);
 }
 
 int from_epoll(std::uint32_t ev) {
@@ -172,14 +224,12 @@ int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
   ev.events = to_epoll(events);
   int n = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
   if (n == 0) {
-    struct timespec rel, *tp = nullptr;
-    if (timeout_ns >= 0) {
-      rel.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
-      rel.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
-      tp = &rel;
-    }
-    // A signal handler's interruption restarts the whole time-out: the caller asked for no less.
-    while ((n = epoll_wait_ns(ep, &ev, 1, tp)) < 0 && errno == EINTR) {}
+    // After a signal handler's interruption the wait goes on until the same deadline, as the
+    // sleeps' (clock_nanosleep with TIMER_ABSTIME) do: neither shorter than asked, nor made
+    // longer by each signal (a profiler's or an interval timer's would make it endless).
+    const std::uint64_t deadline = deadline_after(timeout_ns);
+    struct timespec rel;
+    while ((n = epoll_wait_ns(ep, &ev, 1, left_until(deadline, &rel))) < 0 && errno == EINTR) {}
   }
   int err = n < 0 ? errno : 0;
   close(ep);
@@ -198,7 +248,7 @@ int io_start(Runtime *rt) {
     io[i].evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.ptr = nullptr;
+    ev.data.u64 = kEventfdToken;
     if (io[i].epfd < 0 || io[i].evfd < 0 ||
         epoll_ctl(io[i].epfd, EPOLL_CTL_ADD, io[i].evfd, &ev) != 0) {
       io_stop(rt);
@@ -211,7 +261,9 @@ int io_start(Runtime *rt) {
 
 void io_stop(Runtime *rt) {
   if (!rt->io) return;
-  fd_claims_forget_contexts();  // a context dropped while it waited holds its claim still
+  // A context still waiting when the engines stopped (MR_shutdown_now's, or a drop channel's
+  // at the end of MR_shutdown) is dropped without its wait ending: it holds its claim still.
+  fd_claims_forget_contexts();
   for (int i = 0; i < rt->n; i++) {
     if (rt->io[i].epfd >= 0) close(rt->io[i].epfd);
     if (rt->io[i].evfd >= 0) close(rt->io[i].evfd);
@@ -231,90 +283,149 @@ void io_idle(Engine *e) {
 
 namespace {
 
-// Register fd for w in io's instance, or, when fd is there already (a waiter of this engine
-// waits on it for the other direction, which fd_claims allows), a duplicate of it: epoll keys
-// its entries by descriptor number. Returns the descriptor registered, or an MR_E* code (< 0).
-// With no other waiter on fd, a registration an earlier wait left (disabled) is armed again
-// (EPOLL_CTL_MOD): nobody else can be using it.
-int register_fd(IoEngine *io, int fd, int events, bool other_waits, FdWaiter *w) {
-  epoll_event ev{};
-  ev.events = to_epoll(events) | EPOLLONESHOT;
-  ev.data.ptr = w;
-  if (!other_waits) {
-    if (epoll_ctl(io->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return fd;
-    if (errno != ENOENT) return code_of(errno);
+// w waits on fd: into fd's record of io (made if w is the first waiter of this engine on fd) and
+// its registration, armed for every direction the record's waiters wait for. A first waiter arms
+// a registration an earlier wait on fd left (disabled) in the instance, EPOLL_CTL_MOD, and adds
+// one (EPOLL_CTL_ADD) only if there is none: one system call a wait. Returns 0 or an MR_E* code
+// (nothing changed). Called only by E, in the publish step of w's suspension.
+int add_waiter(IoEngine *io, FdWaiter *w) {
+  FdSlot *s = io->slots.find(w->fd);
+  const bool first = s == nullptr;
+  if (first) {
+    try {
+      s = io->slots.make(w->fd);
+    } catch (const std::bad_alloc &) {
+      return MR_ENOMEM;
+    }
   }
-  if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) return fd;
-  if (errno != EEXIST || !other_waits) return code_of(errno);
-  int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (dup < 0) return errno == EMFILE || errno == ENFILE ? MR_ENOMEM : code_of(errno);
-  if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, dup, &ev) == 0) return dup;
-  int err = code_of(errno);
-  close(dup);
-  return err;
+  const std::uint32_t bits = wanted(s) | to_epoll(w->events);
+  int err = rearm(io, s, bits);
+  if (err == ENOENT && !first) {
+    // fd's number names another file than the registration's (it was closed and reused while
+    // the other waiter waits): that registration cannot be deleted, and may still be armed. Its
+    // record is retired (its events are ignored from now on) and the waiter moves to a new one,
+    // registered below for the file fd names now.
+    FdSlot *old = s;
+    try {
+      s = io->slots.make(w->fd);
+    } catch (const std::bad_alloc &) {
+      return MR_ENOMEM;
+    }
+    s->waiter[0] = old->waiter[0];
+    s->waiter[1] = old->waiter[1];
+    io->slots.retire(old);
+  }
+  if (err == ENOENT) {
+    epoll_event ev{};
+    ev.events = bits | EPOLLONESHOT;
+    ev.data.u64 = FdSlots::token(s);
+    err = epoll_ctl(io->epfd, EPOLL_CTL_ADD, w->fd, &ev) == 0 ? 0 : errno;
+    if (err == 0) s->armed = bits;
+  }
+  if (err != 0) {
+    if (first) io->slots.free(s);  // nothing of it is in the instance
+    return code_of(err);
+  }
+  for (int d = 0; d < 2; d++)
+    if (w->events & (d == 0 ? MR_FD_READ : MR_FD_WRITE)) s->waiter[d] = w;
+  w->registered = true;
+  return 0;
 }
 
-// A context on engine e waits (fd's `events` claimed; `other_waits`: so is the other direction).
-int wait_fd_context(Engine *e, int fd, int events, bool other_waits, std::int64_t timeout_ns) {
+// w's wait is over: out of fd's record. The last waiter of the record lets it go: a
+// registration still armed (the time-out won, or nobody reported it) is deleted, since no wait
+// would arm it again with its own token soon; a disabled one stays in the instance for the next
+// wait's EPOLL_CTL_MOD. A delete that fails (fd was closed, or names another file now, while the
+// registration's file stays open elsewhere) leaves the registration armed with a token that the
+// retired record never matches again. A waiter that stays has the registration armed for what
+// it still waits for. Called only by E.
+void remove_waiter(IoEngine *io, FdWaiter *w) {
+  FdSlot *s = io->slots.find(w->fd);
+  for (FdWaiter *&x : s->waiter)
+    if (x == w) x = nullptr;
+  w->registered = false;
+  if (!s->waiter[0] && !s->waiter[1]) {
+    if (s->armed != 0 && epoll_ctl(io->epfd, EPOLL_CTL_DEL, s->fd, nullptr) != 0)
+      io->slots.retire(s);
+    else
+      io->slots.free(s);
+    return;
+  }
+  if (std::uint32_t rest = wanted(s); rest != 0 && rest != s->armed) (void)rearm(io, s, rest);
+}
+
+// w's wait ends on E: out of the instance, its timer cancelled, its claim given back. Called
+// only by E: the context, resumed on E; or E's scheduler, dropping it (the context's unwait,
+// end_dropped below), when the code after its suspension never runs.
+void end_wait(FdWaiter *w) {
+  Engine *e = w->e;
+  MR_DASSERT(this_engine() == e, "an fd wait ended on another engine than its own");
+  IoEngine *io = &g_rt->io[e->id];
+  if (w->registered) {
+    remove_waiter(io, w);
+    io->waiters--;
+  }
+  TimerState was;
+  if (w->timed && !e->timers.cancel(&w->timer, &was) && was == TimerState::FIRED) {
+    // acquire: pairs with timed_out's release store, its last access to w.
+    while (!fd_timer_finished(w->timer_done)) sched_yield();
+  }
+  fd_release(w->fd, w->events, true);
+}
+
+void end_dropped(void *w) { end_wait(static_cast<FdWaiter *>(w)); }
+
+// A context on engine e waits (fd's `events` claimed).
+int wait_fd_context(Engine *e, int fd, int events, std::int64_t timeout_ns) {
   IoEngine *io = &g_rt->io[e->id];
   Context *self = e->current;
   const int was_bound = self->bound;
   self->bound = e->id;  // resume here: only this engine reads its epoll instance
   FdWaiter w;
-  int err = 0, reg = -1;
-  bool timed = timeout_ns >= 0;
+  w.e = e;
+  w.fd = fd;
+  w.events = events;
+  const bool timed = timeout_ns >= 0;
+  int err = 0;
   if (timed) {
-    std::uint64_t now = now_ns();
-    w.timer.when = static_cast<std::uint64_t>(timeout_ns) > kNever - 1 - now
-                       ? kNever - 1
-                       : now + static_cast<std::uint64_t>(timeout_ns);
+    w.timer.when = deadline_after(timeout_ns);
     w.timer.fire = timed_out;
     w.timer.a = &w;
   }
+  // Dropped once the wait is over (a closed drop channel), the context never runs the end below:
+  // its scheduler ends the wait instead.
+  self->unwait = {end_dropped, &w};
   suspend_self(e, "MR_wait_fd outside a context", trace::Why::FD,
-               [e, io, fd, events, other_waits, timed, &w, &err, &reg](Context *c) {
+               [e, io, timed, &w, &err](Context *c) {
                  w.ctx = c;
-                 reg = register_fd(io, fd, events, other_waits, &w);
-                 if (reg < 0) {
-                   err = reg;
+                 if (int rc = add_waiter(io, &w); rc != 0) {
+                   err = rc;
                    return true;  // run again at once
                  }
                  io->waiters++;
                  if (timed) {
                    try {
                      (void)e->timers.arm(&w.timer);
+                     w.timed = true;
                    } catch (const std::bad_alloc &) {
-                     // No time-out can be stored: no wait. Out of the instance before
-                     // self is run again, so that no dispatch can find w.
+                     // No time-out can be stored: no wait. Out of the instance before self is run again, so
+                     // that no dispatch can find w.
                      err = MR_ENOMEM;
-                     (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
-                     if (reg != fd) close(reg);
+                     remove_waiter(io, &w);
                      io->waiters--;
-                     reg = -1;
                      return true;
                    }
                  }
                  return false;
                });
-  // On e again (bound): no dispatch on this engine runs while we do, and ONESHOT reported w at
-  // most once. A registration e reported is disabled: fd stays in the instance, and the next
-  // wait on fd here arms it again (one system call a wait, not an add and a delete). One still
-  // armed (the time-out won) points at w, which is going, and a duplicate's number is closed
-  // now: out of the instance.
+  // On E again (bound): no dispatch on this engine runs while we do, and ONESHOT reported the
+  // registration at most once since it was last armed.
+  self->unwait = {};
   self->bound = was_bound;
-  if (reg >= 0) {
-    if (reg != fd || !w.reported) (void)epoll_ctl(io->epfd, EPOLL_CTL_DEL, reg, nullptr);
-    if (reg != fd) close(reg);
-    io->waiters--;
-  }
+  end_wait(&w);
   if (err) return err;
-  TimerState was;
-  if (timed && !e->timers.cancel(&w.timer, &was) && was == TimerState::FIRED) {
-    // acquire: pairs with timed_out's release store, its last access to w.
-    while (!fd_timer_finished(w.timer_done)) sched_yield();
-  }
   // acquire: pairs with the winner's CAS, so revents is visible.
-  if (fd_was_ready(w.state)) return from_epoll(w.revents);
+  if (fd_was_ready(w.state)) return from_epoll(concerning(&w, w.revents));
   // The time-out won. With a time-out shorter than the way from the suspension to this engine's
   // next look at its instance, another engine's idle loop may fire the timer first, whether or
   // not fd was ready all along: one look now reports it ready if it is, as poll(2) does at its
@@ -328,14 +439,19 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   if (events == 0 || (events & ~(MR_FD_READ | MR_FD_WRITE)) != 0) return MR_EINVAL;
   Engine *e = this_engine();
   const bool in_context = e && e->current;
+  // On an engine's thread outside any context (an on_drop, a polled source's poll function) a
+  // wait would stop the engine: the process stops with a message, as at a join. A poll (a zero
+  // time-out) waits for nothing.
+  MR_CHECK(!e || in_context || timeout_ns == 0, "MR_wait_fd outside a context");
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
-  int other = 0;
-  if (int rc = fd_claim(fd, events, in_context, &other); rc != 0) return rc;
+  if (fd < 0) return MR_EBADF;
+  if (int rc = fd_claim(fd, events, in_context); rc != 0) return rc;
   // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its
   // own way would arm a timer due at once, which another engine could fire before this one read
-  // its instance: a ready descriptor would be reported as timed out.)
-  int rc = in_context && timeout_ns != 0 ? wait_fd_context(e, fd, events, other != 0, timeout_ns)
-                                         : wait_fd_thread(fd, events, timeout_ns);
+  // its instance: a ready descriptor would be reported as timed out.) A context's wait gives its
+  // claim back as it ends (end_wait), where a drop ends it too.
+  if (in_context && timeout_ns != 0) return wait_fd_context(e, fd, events, timeout_ns);
+  int rc = wait_fd_thread(fd, events, timeout_ns);
   fd_release(fd, events, in_context);
   return rc;
 }

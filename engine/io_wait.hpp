@@ -8,14 +8,17 @@
 #include <cstdint>
 
 #include "engine.hpp"
+#include "fd_slots.hpp"
 
 namespace mr::engine {
 
-// One engine's epoll instance, its eventfd, and how many contexts wait on it.
+// One engine's epoll instance, its eventfd, how many contexts wait on it, and the records of
+// the descriptors they wait on.
 struct IoEngine {
   int epfd = -1;
   int evfd = -1;
   int waiters = 0;  // owner only: contexts of this engine registered in epfd
+  FdSlots slots;    // owner only (fd_slots.hpp)
 };
 
 // Create every engine's IoEngine and make it the engines' park. Returns 0 or MR_ENOMEM (then

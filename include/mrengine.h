@@ -105,10 +105,11 @@ typedef struct MR_Config {
   size_t size;               /* sizeof(MR_Config), set by MR_config_default */
   unsigned flags;            /* MR_CONFIG_* bits; any other bit: MR_EINVAL */
   int engines;               /* number of engines; 0 = the PUs this process may run on */
-  int spin_rounds;           /* steal rounds an idle engine makes before it sleeps (>= 0) */
+  int spin_rounds;           /* steal rounds an idle engine makes before it sleeps (0..10^6) */
   size_t stack_size;         /* bytes of a regular context stack (MR_spawn, primordial excluded) */
   size_t small_stack_size;   /* bytes of a spark context stack */
-  unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us) */
+  unsigned poll_interval_us; /* polling build only: how long a sleeping engine waits (us, 1..10^7;
+                                each wait costs CPU: doc/options.md) */
   const char *options; /* options text in MRENGINE_OPTIONS syntax, applied before it; or NULL */
   MR_ParkFn park;      /* the park hook (above), or NULL for the engines' semaphores */
   MR_UnparkFn unpark;  /* set together with park */
@@ -129,7 +130,8 @@ MR_EXTERN void MR_config_default(MR_Config *cfg);
  * context; engines 1..N-1 are created. cfg may be NULL (defaults).
  * Returns 0; MR_EBUSY if the runtime is already running; MR_EOPTION for a bad option (the
  * message, naming the option and the value, is printed on stderr and kept for
- * MR_init_error_message); MR_EINVAL for a bad field in cfg; MR_EAGAIN or MR_ENOMEM if threads or
+ * MR_init_error_message); MR_EINVAL for a bad field in cfg (a value outside its option's range in
+ * doc/options.md included, the message naming the field); MR_EAGAIN or MR_ENOMEM if threads or
  * stacks could not be made (nothing is left behind). Call from a thread that is not an engine.
  * The child of a fork() has no runtime (the parent's is left to the parent) and may call MR_init
  * to start one of its own (doc/api.md, "fork()"). */
@@ -353,8 +355,8 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * before any dropped context is freed. on_drop may free memory and signal futures
  * (MR_future_signal: a context that waits for such a future runs on, or, if it is dropped too,
  * is freed without running; a thread that waits is woken), and must not wait or suspend (a join,
- * an unsignalled future, a sleep, MR_yield, a blocking region, MR_channel_wait: it stops the
- * process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
+ * an unsignalled future, a sleep, an MR_wait_fd with a time-out, MR_yield, a blocking region,
+ * MR_channel_wait: it stops the process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
  * destructor runs on a dropped context's stack. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 

@@ -24,7 +24,9 @@
  *                                for each that has completed, leave the others 0. Returns 0, or
  *                                a negative MR_E* code, which stops the process with a message.
  *                                Called on the engine's own thread, outside any context, never
- *                                twice at once for one engine; it must not suspend or block.
+ *                                twice at once for one engine; it must not suspend or block
+ *                                (a join, a future's wait, a sleep, an MR_wait_fd with a
+ *                                time-out there stops the process with a message).
  *   period_ns                    the longest a sleeping engine waits between two polls while it
  *                                has items of this source (0: 50 us). */
 typedef int (*MR_PollFn)(void *ctx, void *const *items, int n, unsigned char *done);

@@ -20,8 +20,11 @@ MR_EXTERN uint64_t MR_now(void);
 
 /* Suspend the calling context until MR_now() >= deadline; its engine runs other work meanwhile. A
  * bound context resumes on its engine. On a thread that is not an engine (or with the runtime
- * not running) the thread sleeps. Returns 0 (at once for a deadline that has passed); MR_ENOMEM
- * (the timer could not be stored: no wait). Any thread. */
+ * not running) the thread sleeps, until the deadline however many signal handlers interrupt it.
+ * On an engine's thread outside any context (an on_drop, a polled source's poll function) a
+ * sleep would stop the engine: it stops the process with a message, as a join there does.
+ * Returns 0 (at once for a deadline that has passed); MR_ENOMEM (the timer could not be stored:
+ * no wait). Any thread. */
 MR_EXTERN int MR_sleep_until(uint64_t deadline);
 
 /* MR_sleep_until(MR_now() + ns). Returns 0, MR_ENOMEM, or MR_EOVERFLOW (ns too large for the
@@ -87,16 +90,20 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * timeout_ns nanoseconds have passed (negative: no time-out), with no backup thread: the engine
  * runs other work and, with nothing to do, sleeps in epoll_wait. The context resumes on the same
  * engine. Needs MR_CONFIG_FD_WAITS. On a thread that is not an engine (or with the runtime not
- * running) the thread waits in an epoll instance of its own, with the same results. One read
+ * running) the thread waits in an epoll instance of its own, with the same results; a signal
+ * handler that interrupts it does not move its time-out. On an engine's thread outside any
+ * context (an on_drop, a polled source's poll function) a wait with a time-out other than 0
+ * stops the process with a message (it would stop the engine); a poll (0) is answered. One read
  * waiter and one write waiter may wait on a descriptor at once, from any engines or threads.
  * Returns the ready bits (> 0); 0 at the time-out (a descriptor ready then is reported ready,
  * however short the time-out); MR_EINVAL (events not READ/WRITE); MR_EBADF
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
  * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
- * descriptor closed while a context waits on it never becomes ready: the wait ends at its
- * time-out (and if its number was reused meanwhile, the new file may be reported ready then).
- * Contexts that wait keep MR_shutdown waiting (give them time-outs); MR_shutdown_now drops them.
- * Any thread. */
+ * descriptor closed while a context waits on it never becomes ready, even if its file stays
+ * open through another descriptor: the wait ends at its time-out (and if its number was reused
+ * meanwhile, the new file may be reported ready then). Contexts that wait keep MR_shutdown
+ * waiting (give them time-outs); MR_shutdown_now drops them. A context that MR_channel_close
+ * drops when its wait ends gives the descriptor up as it is dropped. Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
 
 #endif /* MRENGINE_TIME_H */

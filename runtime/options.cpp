@@ -83,6 +83,21 @@ const Flag kFlags[] = {
      [](engine::Params *p, const std::string &v) { p->trace_path = v; }},
 };
 
+// Is v, MR_Config's `field`, in the range of the flag `long_name` that sets the same parameter
+// (one range for both ways in)? If not, *err names the field, its value and the range.
+bool field_in_range(const char *field, const char *long_name, long long v, std::string *err) {
+  for (const Flag &f : kFlags) {
+    if (std::strcmp(f.long_name, long_name) != 0) continue;
+    if (v >= 0 && static_cast<unsigned long long>(v) >= f.min &&
+        static_cast<unsigned long long>(v) <= f.max)
+      return true;
+    *err = std::string("MR_Config.") + field + " is " + std::to_string(v) + " (expected " + f.unit +
+           " from " + std::to_string(f.min) + " to " + std::to_string(f.max) + ")";
+    return false;
+  }
+  std::abort();  // every caller names a flag of kFlags
+}
+
 // Does `path` have a name before one of the '|'-separated `suffixes`?
 bool has_suffix(const char *suffixes, const std::string &path) {
   const char *c = suffixes;
@@ -248,10 +263,7 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
     return MR_EINVAL;
   }
   p->engines = c.engines == 0 ? engine::topo::allowed_pus() : c.engines;
-  if (c.spin_rounds < 0) {
-    *err = "MR_Config.spin_rounds is " + std::to_string(c.spin_rounds) + " (expected >= 0)";
-    return MR_EINVAL;
-  }
+  if (!field_in_range("spin_rounds", "--spin-rounds", c.spin_rounds, err)) return MR_EINVAL;
   p->spin_rounds = c.spin_rounds;
   if (c.stack_size < kMinStackKiB * 1024 || c.small_stack_size < kMinStackKiB * 1024 ||
       c.stack_size > kMaxStackKiB * 1024 || c.small_stack_size > kMaxStackKiB * 1024) {
@@ -261,10 +273,8 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
   }
   p->stack_size = c.stack_size;
   p->small_stack_size = c.small_stack_size;
-  if (c.poll_interval_us == 0) {
-    *err = "MR_Config.poll_interval_us is 0 (expected >= 1)";
+  if (!field_in_range("poll_interval_us", "--poll-interval-us", c.poll_interval_us, err))
     return MR_EINVAL;
-  }
   p->poll_interval_us = c.poll_interval_us;
   p->quiet = (c.flags & MR_CONFIG_QUIET) != 0;
   if ((c.park == nullptr) != (c.unpark == nullptr)) {

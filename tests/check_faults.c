@@ -201,6 +201,61 @@ static void on_drop_waits_at_close(void) {
   MR_channel_wait(ch);
 }
 
+/* An on_drop that sleeps or waits on a descriptor, and a polled source's poll function that
+ * sleeps: on an engine's thread outside any context they would block the engine (they did,
+ * silently, 300 ms each), as a future's wait would. */
+static void sleeps_in_on_drop(void *arg) {
+  (void)arg;
+  MR_sleep_for(300000000);
+}
+static void waits_fd_in_on_drop(void *arg) {
+  int fds[2];
+  (void)arg;
+  if (pipe(fds) != 0) _exit(30);
+  MR_wait_fd(fds[0], MR_FD_READ, 300000000);
+}
+static void drop_at_close_calling(void (*on_drop)(void *), unsigned flags) {
+  MR_ChannelOptions co;
+  MR_SpawnOptions o;
+  MR_Config c = mr_test_config(1);
+  c.flags |= flags;
+  if (MR_init(&c) != 0) _exit(31);
+  MR_channel_options_default(&co);
+  co.close = MR_CLOSE_DROP;
+  int ch = MR_channel_create(&co);
+  MR_spawn_options_default(&o);
+  o.channel = ch;
+  o.on_drop = on_drop;
+  if (MR_spawn(nop, NULL, &o) != 0) _exit(32);
+  MR_channel_close(ch);
+  MR_channel_wait(ch);
+}
+static void on_drop_sleeps_at_close(void) { drop_at_close_calling(sleeps_in_on_drop, 0); }
+static void on_drop_waits_fd_at_close(void) {
+  drop_at_close_calling(waits_fd_in_on_drop, MR_CONFIG_FD_WAITS);
+}
+static void on_drop_sleeps_at_stop(void) {
+  MR_SpawnOptions o;
+  mr_test_start(1, NULL);
+  MR_spawn_options_default(&o);
+  o.on_drop = sleeps_in_on_drop;
+  if (MR_spawn(nop, NULL, &o) != 0) _exit(33);
+  MR_shutdown_now(NULL);
+}
+static int sleeping_poll(void *ctx, void *const *items, int n, unsigned char *done) {
+  (void)ctx;
+  (void)items;
+  MR_sleep_for(300000000);
+  for (int i = 0; i < n; i++) done[i] = 1;
+  return 0;
+}
+static const MR_PollSource sleeping_source = {sleeping_poll, NULL, 0};
+static void poll_fn_sleeps(void) {
+  static int item;
+  mr_test_start(1, NULL);
+  MR_poll_wait(&sleeping_source, &item);
+}
+
 START_TEST(test_misuse_is_named) {
   static const struct {
     void (*body)(void);
@@ -214,6 +269,10 @@ START_TEST(test_misuse_is_named) {
       {fork_beyond_count_late, "more branches forked than MR_sync_term_init counted"},
       {on_drop_waits_at_stop, "mrengine: MR_future_wait outside a context"},
       {on_drop_waits_at_close, "mrengine: MR_future_wait outside a context"},
+      {on_drop_sleeps_at_close, "mrengine: MR_sleep_until outside a context"},
+      {on_drop_waits_fd_at_close, "mrengine: MR_wait_fd outside a context"},
+      {on_drop_sleeps_at_stop, "mrengine: MR_sleep_until outside a context"},
+      {poll_fn_sleeps, "mrengine: MR_sleep_until outside a context"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char out[1024];

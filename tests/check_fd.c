@@ -4,7 +4,9 @@
  * MR_shutdown_now while contexts wait, polls (a time-out of 0) that report a ready descriptor
  * ready from two engines at once, and a loopback TCP echo (127.0.0.1 only) with 100
  * connections, a context per connection on both sides, every byte checked; a signal handed to a
- * context through a self-pipe (doc/api.md, "Signal handlers"). */
+ * context through a self-pipe (doc/api.md, "Signal handlers"); descriptors closed while
+ * contexts wait on them, waiters dropped with their channel, and a thread's time-out under a
+ * stream of signals. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -376,6 +379,260 @@ START_TEST(test_shutdown_now_while_waiting) {
 }
 END_TEST
 
+/* ---- a descriptor closed while a context waits on it, its file kept open by a dup ---- */
+/* The wait times out; its registration must not outlive it. Before the fix it stayed in the
+ * engine's epoll instance (the delete failed: the number was closed) with a pointer to the wait's
+ * record on the stack, so that the old file's readiness wrote into whatever wait lay at that
+ * address next: here a wait on an empty pipe, from the same frame, which then returned
+ * MR_FD_READ. */
+struct delayed_op {
+  int fd;
+  int do_close; /* close(fd) after the delay, else write a byte into it */
+};
+static void *delayed(void *arg) {
+  const struct delayed_op *op = arg;
+  mr_test_sleep_ms(5);
+  if (op->do_close)
+    ck_assert_int_eq(close(op->fd), 0);
+  else
+    ck_assert_int_eq(write(op->fd, "x", 1), 1);
+  return NULL;
+}
+
+/* One frame for both waits, so that their records share a stack address. */
+static __attribute__((noinline)) int wait_read_30ms(int fd) {
+  return MR_wait_fd(fd, MR_FD_READ, 30 * MS);
+}
+
+START_TEST(test_closed_while_waiting) {
+  start_fd(2, 0);
+  for (int rep = 0; rep < 20; rep++) {
+    int p[2], q[2];
+    char c;
+    pthread_t th;
+    ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+    const int keep = dup(p[0]); /* the file outlives the number waited on */
+    ck_assert_int_ge(keep, 0);
+    struct delayed_op closing = {p[0], 1};
+    ck_assert_int_eq(pthread_create(&th, NULL, delayed, &closing), 0);
+    ck_assert_int_eq(wait_read_30ms(p[0]), 0); /* closed meanwhile: never ready */
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    /* A later wait on an empty pipe while the old file becomes readable. */
+    ck_assert_int_eq(pipe2(q, O_NONBLOCK), 0);
+    struct delayed_op writing = {p[1], 0};
+    ck_assert_int_eq(pthread_create(&th, NULL, delayed, &writing), 0);
+    ck_assert_int_eq(wait_read_30ms(q[0]), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(read(keep, &c, 1), 1);
+    /* The closed number is free for another wait of the same engine. */
+    ck_assert_int_eq(write(q[1], "y", 1), 1);
+    ck_assert_int_eq(wait_read_30ms(q[0]), MR_FD_READ);
+    close(keep);
+    close(p[1]);
+    close(q[0]);
+    close(q[1]);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- a reader and a writer on one engine, and their descriptor closed ---- */
+/* The close must close the socket (the peer sees EPIPE at once) and neither waiter may report
+ * the closed descriptor ready. Before the fix the second waiter waited on a duplicate of the
+ * descriptor, which kept the socket open: the peer's send succeeded, and the reader returned
+ * MR_FD_READ. */
+static int cw_fds[2];
+static atomic_int cw_rc[2], cw_done;
+static void cw_wait(void *arg) {
+  const int events = (int)(intptr_t)arg; /* MR_FD_READ or MR_FD_WRITE */
+  atomic_store(&cw_rc[events - 1], MR_wait_fd(cw_fds[0], events, 1000 * MS));
+  atomic_fetch_add(&cw_done, 1);
+}
+
+START_TEST(test_close_with_two_waiters) {
+  char buf[4096];
+  MR_SpawnOptions o;
+  start_fd(2, 0);
+  for (int rep = 0; rep < 3; rep++) {
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, cw_fds), 0);
+    while (write(cw_fds[0], buf, sizeof buf) > 0) { /* full: its writer must wait */
+    }
+    atomic_store(&cw_done, 0);
+    MR_spawn_options_default(&o);
+    o.engine = 1;
+    ck_assert_int_eq(MR_spawn(cw_wait, (void *)(intptr_t)MR_FD_READ, &o), 0);
+    MR_sleep_for(5 * MS);
+    ck_assert_int_eq(MR_spawn(cw_wait, (void *)(intptr_t)MR_FD_WRITE, &o), 0);
+    MR_sleep_for(20 * MS);
+    ck_assert_int_eq(atomic_load(&cw_done), 0);
+    ck_assert_int_eq(close(cw_fds[0]), 0);
+    errno = 0;
+    ck_assert_int_eq(send(cw_fds[1], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT), -1);
+    ck_assert_int_eq(errno, EPIPE);
+    while (atomic_load(&cw_done) < 2) MR_sleep_for(MS);
+    ck_assert_int_eq(atomic_load(&cw_rc[0]), 0); /* the reader timed out */
+    ck_assert_int_eq(atomic_load(&cw_rc[1]), 0); /* and so did the writer */
+    close(cw_fds[1]);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- a waiter of a drop channel dropped when its wait ends ---- */
+/* MR_channel_close drops the waiter when its wait ends (loop index 0: at its time-out; 1: the
+ * descriptor became ready); the code after its suspension never runs. Its claim must go with it:
+ * before the fix every later wait on the descriptor got MR_EINUSE. */
+static int dw_fds[2];
+static int64_t dw_timeout;
+static atomic_int dw_waiting, dw_resumed, dw_dropped;
+static void dw_wait(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&dw_waiting, 1);
+  (void)MR_wait_fd(dw_fds[0], MR_FD_READ, dw_timeout);
+  atomic_fetch_add(&dw_resumed, 1);
+}
+static void dw_on_drop(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&dw_dropped, 1);
+}
+static void *dw_thread_poll(void *arg) {
+  return (void *)(intptr_t)MR_wait_fd(*(int *)arg, MR_FD_READ, 0);
+}
+
+START_TEST(test_dropped_waiter_releases_claim) {
+  MR_ChannelOptions co;
+  MR_SpawnOptions o;
+  pthread_t th;
+  void *thread_rc;
+  const int ready = _i; /* the state of the pipe after the drop */
+  int drops = 0;
+  /* A time-out long enough to close the channel first, but for a heavily loaded machine; the
+   * readiness variant's never comes. */
+  dw_timeout = ready ? 10000 * MS : 100 * MS;
+  start_fd(2, 0);
+  ck_assert_int_eq(pipe2(dw_fds, O_NONBLOCK), 0);
+  for (int rep = 0; rep < 10; rep++) {
+    MR_channel_options_default(&co);
+    co.close = MR_CLOSE_DROP;
+    const int ch = MR_channel_create(&co);
+    ck_assert_int_gt(ch, 0);
+    atomic_store(&dw_waiting, 0);
+    atomic_store(&dw_resumed, 0);
+    atomic_store(&dw_dropped, 0);
+    MR_spawn_options_default(&o);
+    o.channel = ch;
+    o.engine = rep % 2;
+    o.on_drop = dw_on_drop;
+    ck_assert_int_eq(MR_spawn(dw_wait, NULL, &o), 0);
+    while (atomic_load(&dw_waiting) == 0) MR_sleep_for(MS);
+    MR_sleep_for(5 * MS); /* it waits */
+    ck_assert_int_eq(MR_channel_close(ch), 0);
+    if (ready) ck_assert_int_eq(write(dw_fds[1], "x", 1), 1);
+    ck_assert_int_eq(MR_channel_wait(ch), 0);
+    /* Dropped; or, if its time-out came before the close, it ran to its end. */
+    drops += atomic_load(&dw_dropped);
+    ck_assert_int_eq(atomic_load(&dw_dropped) + atomic_load(&dw_resumed), 1);
+    if (ready) ck_assert_int_eq(atomic_load(&dw_dropped), 1);
+    const int want = ready ? MR_FD_READ : 0;
+    /* Nobody waits on the descriptor now: a poll and a timed wait from a context, and a poll
+     * from a thread that is not an engine. */
+    ck_assert_int_eq(MR_wait_fd(dw_fds[0], MR_FD_READ, 0), want);
+    ck_assert_int_eq(MR_wait_fd(dw_fds[0], MR_FD_READ, 10 * MS), want);
+    ck_assert_int_eq(pthread_create(&th, NULL, dw_thread_poll, &dw_fds[0]), 0);
+    ck_assert_int_eq(pthread_join(th, &thread_rc), 0);
+    ck_assert_int_eq((int)(intptr_t)thread_rc, want);
+    if (ready) {
+      char c;
+      ck_assert_int_eq(read(dw_fds[0], &c, 1), 1);
+    }
+  }
+  ck_assert_int_gt(drops, 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  close(dw_fds[0]);
+  close(dw_fds[1]);
+}
+END_TEST
+
+/* ---- a descriptor number near the process's limit ---- */
+/* An engine's records are found by descriptor number: a large one costs a block of the table,
+ * not a table up to it, and waits on it as on any other. */
+START_TEST(test_large_descriptor) {
+  int p[2];
+  struct rlimit rl;
+  char c;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  /* As high as this process may go, up to 2^20 (this test's child only). */
+  rl.rlim_cur = rl.rlim_max < (1u << 20) + 1 ? rl.rlim_max : (1u << 20) + 1;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  const int big = (int)rl.rlim_cur - 1;
+  ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+  ck_assert_int_eq(dup2(p[0], big), big);
+  start_fd(2, 0);
+  ck_assert_int_eq(MR_wait_fd(big, MR_FD_READ, 20 * MS), 0);
+  ck_assert_int_eq(write(p[1], "x", 1), 1);
+  ck_assert_int_eq(MR_wait_fd(big, MR_FD_READ, 5000 * MS), MR_FD_READ);
+  ck_assert_int_eq(read(big, &c, 1), 1);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  close(big);
+  close(p[0]);
+  close(p[1]);
+}
+END_TEST
+
+/* ---- a thread's timed wait interrupted by signals ---- */
+/* A signal every 5 ms at a thread in a 30 ms wait: the wait must still end at its time-out.
+ * Before the fix each interruption restarted the whole time-out, and the wait lasted as long as
+ * the signals did (here 2 s or more). */
+static void on_usr2(int sig) { (void)sig; }
+struct pester {
+  pthread_t target;
+  atomic_int stop;
+};
+static void *pester_thread(void *arg) {
+  struct pester *p = arg;
+  for (int i = 0; i < 400 && !atomic_load(&p->stop); i++) {
+    pthread_kill(p->target, SIGUSR2);
+    mr_test_sleep_ms(5);
+  }
+  return NULL;
+}
+static void *timed_wait_under_signals(void *arg) {
+  int fds[2];
+  struct pester p;
+  pthread_t th;
+  (void)arg;
+  ck_assert_int_eq(pipe2(fds, O_NONBLOCK), 0);
+  p.target = pthread_self();
+  atomic_store(&p.stop, 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, pester_thread, &p), 0);
+  const uint64_t t0 = MR_now();
+  const int rc = MR_wait_fd(fds[0], MR_FD_READ, 30 * MS);
+  const uint64_t took = MR_now() - t0;
+  atomic_store(&p.stop, 1);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_ge(took, 30 * MS);
+  ck_assert_msg(took < 1000 * MS, "a 30 ms wait took %llu ms", (unsigned long long)(took / MS));
+  close(fds[0]);
+  close(fds[1]);
+  return NULL;
+}
+
+START_TEST(test_thread_timeout_under_signals) {
+  pthread_t th;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr2;
+  sigemptyset(&sa.sa_mask); /* no SA_RESTART; epoll_wait is never restarted anyway */
+  ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+  timed_wait_under_signals(NULL); /* no runtime */
+  start_fd(2, 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, timed_wait_under_signals, NULL), 0);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- loopback echo: 100 connections, a context per connection on each side ---- */
 enum { CONNS = 100, MSGS = MR_TEST_SCALE(50), LEN = 64 };
 static int listener;
@@ -503,6 +760,11 @@ int main(void) {
   tcase_add_test(tc, test_signal_self_pipe);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_shutdown_now_while_waiting);
+  tcase_add_test(tc, test_closed_while_waiting);
+  tcase_add_test(tc, test_close_with_two_waiters);
+  tcase_add_loop_test(tc, test_dropped_waiter_releases_claim, 0, 2);
+  tcase_add_test(tc, test_thread_timeout_under_signals);
+  tcase_add_test(tc, test_large_descriptor);
   tcase_add_test(tc, test_loopback_echo);
   suite_add_tcase(s, tc);
   return mr_test_run(s);

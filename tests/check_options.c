@@ -128,6 +128,33 @@ START_TEST(test_bad_config_fields) {
   c.options = "--spin-rounds x";
   ck_assert_int_eq(MR_init(&c), MR_EOPTION);
   ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "MR_Config.options"));
+  /* Fields are held to their options' ranges (doc/options.md): past them, MR_EINVAL naming the
+   * field; at them, accepted. */
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.poll_interval_us = 4000000000u;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "poll_interval_us"));
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.spin_rounds = 2000000000;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  ck_assert_ptr_nonnull(strstr(MR_init_error_message(), "spin_rounds"));
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.spin_rounds = 1000001;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET;
+  c.poll_interval_us = 10000001;
+  ck_assert_int_eq(MR_init(&c), MR_EINVAL);
+  MR_config_default(&c);
+  c.flags |= MR_CONFIG_QUIET | MR_CONFIG_IGNORE_ENV;
+  c.engines = 1;
+  c.spin_rounds = 1000000;
+  c.poll_interval_us = 10000000;
+  ck_assert_int_eq(MR_init(&c), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
   /* A flag bit mrengine.h does not define is refused, not ignored. */
   MR_config_default(&c);
   c.flags |= MR_CONFIG_QUIET | 0x80u;
