@@ -99,9 +99,11 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * however short the time-out); MR_EINVAL (events not READ/WRITE); MR_EBADF
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
  * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
- * descriptor closed while a context waits on it never becomes ready, even if its file stays
- * open through another descriptor: the wait ends at its time-out (and if its number was reused
- * meanwhile, the new file may be reported ready then). Contexts that wait keep MR_shutdown
+ * descriptor closed while a context waits on it is a mistake of the program's, answered safely:
+ * the wait ends at its time-out, or earlier when the file it named, still open through another
+ * descriptor (a dup, a forked child's copy), becomes ready: it is then reported ready under the
+ * closed number, which may name another file by then (a read of it may find nothing, as after
+ * any readiness). A later wait is never told of the closed file. Contexts that wait keep MR_shutdown
  * waiting (give them time-outs); MR_shutdown_now drops them. A context that MR_channel_close
  * drops when its wait ends gives the descriptor up as it is dropped. Any thread. */
 MR_EXTERN int MR_wait_fd(int fd, int events, int64_t timeout_ns);
