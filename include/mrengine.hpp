@@ -12,7 +12,9 @@
 // An exception thrown by a branch of parallel_invoke is carried to the caller and rethrown there
 // after every branch has finished (the first one, in argument order, if several threw); one
 // thrown by a spawned function is rethrown by wait() on its future. No engine dies and nothing
-// crosses the C ABI as an exception.
+// crosses the C ABI as an exception. A context may wait inside a catch handler or while an
+// exception unwinds: the exception state (std::current_exception, `throw;`,
+// std::uncaught_exceptions) is the context's and goes with it to whatever thread resumes it.
 #ifndef MRENGINE_HPP
 #define MRENGINE_HPP
 
