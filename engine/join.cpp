@@ -234,7 +234,7 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
     return MR_ENOMEM;
   }
   if (root) {
-    ctx->spawned = {fn, arg, root->on_drop};
+    ctx->spawned = {fn, arg, root->on_drop, root->on_free};
     ctx->task = Task{run_spawned, ctx, &spawned};
   } else {
     ctx->task = Task{fn, arg, &spawned};

@@ -234,20 +234,34 @@ struct result_of_spawn<void> {
 
 // Run f() in a new context as `opts` say (MR_spawn: its engine, channel and deadline) and return
 // the future of its result (std::monostate for void). An exception thrown by f is carried to
-// whoever waits; if the context is dropped before f returned, wait() throws mr::dropped (f is
-// destroyed then, without running on; opts.on_drop is mr::spawn's own). Throws mr::error if the
-// context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE, MR_ECLOSED, ...). Any thread while the
-// runtime runs.
+// whoever waits; if the context is dropped before f returned, wait() throws mr::dropped at once,
+// and f is destroyed, without running on, when the runtime frees the dropped context (at
+// MR_shutdown or MR_shutdown_now): until then the scope tasks, sparks and loop iterations it
+// started, which are not dropped, may still use it. A context dropped after f returned (while
+// f's captures are destroyed, if one of their destructors suspends) keeps f's result; the rest
+// of those destructors never runs. opts.on_drop and opts.on_free are mr::spawn's own. Throws
+// mr::error if the context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE, MR_ECLOSED, ...). Any
+// thread while the runtime runs.
 template <class F>
 auto spawn(F f, const MR_SpawnOptions &opts)
     -> std::shared_ptr<future<typename detail::result_of_spawn<std::invoke_result_t<F &>>::type>> {
   using R = std::invoke_result_t<F &>;
   using V = typename detail::result_of_spawn<R>::type;
   struct job {
-    F fn;
     std::shared_ptr<future<V>> out;
+    // Set by run once f returned and `out` has its result: from then on run ends the job, and a
+    // drop while it does (a capture's destructor that suspends) leaves `out` and fn alone. Read
+    // by drop and release after the context suspended (its suspension orders the write).
+    bool returned = false;
+    union {
+      F fn;  // ended by run, or by release if f never returned; never by ~job
+    };
+    job(F &&f, std::shared_ptr<future<V>> o) : out(std::move(o)), fn(std::move(f)) {}
+    ~job() {}
+    job(const job &) = delete;
+    job &operator=(const job &) = delete;
     static void run(void *p) noexcept {
-      std::unique_ptr<job> j(static_cast<job *>(p));
+      job *j = static_cast<job *>(p);
       std::optional<V> v;
       std::exception_ptr e;
       try {
@@ -268,19 +282,31 @@ auto spawn(F f, const MR_SpawnOptions &opts)
         else
           j->out->signal(std::move(*v));
       } catch (...) {}
+      j->returned = true;
+      j->fn.~F();  // may suspend, and be dropped there (see `returned`)
+      delete j;
     }
-    // MR_SpawnOptions.on_drop: run never returns, and its frame is never unwound.
+    // MR_SpawnOptions.on_drop: run never returns, and its frame is never unwound. What f started
+    // may still use fn: release frees it.
     static void drop(void *p) noexcept {
-      std::unique_ptr<job> j(static_cast<job *>(p));
+      job *j = static_cast<job *>(p);
+      if (j->returned) return;  // out has f's result
       try {
         j->out->signal_exception(std::make_exception_ptr(dropped()));
       } catch (...) {}
     }
+    // MR_SpawnOptions.on_free: nothing of the dropped context runs any more.
+    static void release(void *p) noexcept {
+      job *j = static_cast<job *>(p);
+      if (!j->returned) j->fn.~F();
+      delete j;
+    }
   };
   auto out = std::make_shared<future<V>>();
-  auto *j = new job{std::move(f), out};
+  auto *j = new job(std::move(f), out);
   MR_SpawnOptions o = opts;
   o.on_drop = &job::drop;
+  o.on_free = &job::release;
   int rc = MR_spawn(&job::run, j, &o);
   if (rc != 0) {
     delete j;
