@@ -412,7 +412,11 @@ auto blocking(F &&f) -> std::invoke_result_t<F &> {
 // Run f(i) for every i in [begin, end) with loop control: at most `contexts` iterations at once
 // (0: --lc-contexts-per-engine x engines), each in a context of its own. Returns when all have
 // finished; then rethrows the first exception an iteration threw (the others are dropped).
-// Context code only. Throws mr::error if the loop cannot be set up or an iteration not started.
+// Context code only. Throws mr::error if the loop cannot be set up (MR_ENOTINIT; MR_ENOTENGINE
+// outside a context: a thread that is not an engine, or a blocking region on a backup thread;
+// MR_ENOMEM) or an iteration not started; if the index (its comparison or increment) or an
+// allocation throws, no more iterations start and that exception is rethrown. Every way out
+// comes only once the iterations started have finished, and frees the loop control.
 template <class Index, class F>
 void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
   struct shared {
@@ -434,18 +438,27 @@ void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
       }
     }
   };
+  // MR_lc_finish frees the loop control only in a context: outside one, make none.
+  int rc = MR_engine_id() >= 0     ? 0
+           : MR_num_engines() == 0 ? MR_ENOTINIT
+                                   : MR_ENOTENGINE;
   MR_LoopControl *lc = nullptr;
-  int rc = MR_lc_create(contexts, &lc);
+  if (rc == 0) rc = MR_lc_create(contexts, &lc);
   if (rc != 0) throw error(rc, MR_strerror(rc));
-  for (Index i = begin; i < end; ++i) {
-    auto *it = new item{&sh, i};
-    rc = MR_lc_spawn(lc, &item::run, it);
-    if (rc != 0) {
-      delete it;
-      break;
+  std::exception_ptr setup;  // the index's or an allocation's: no more iterations start
+  try {
+    for (Index i = begin; i < end; ++i) {
+      auto it = std::make_unique<item>(item{&sh, i});
+      rc = MR_lc_spawn(lc, &item::run, it.get());
+      if (rc != 0) break;
+      (void)it.release();  // the iteration's now
     }
+  } catch (...) {
+    setup = std::current_exception();
   }
+  // The iterations started use f and sh, in this frame: wait for them whatever happened.
   int frc = MR_lc_finish(lc);
+  if (setup) std::rethrow_exception(setup);
   if (rc == 0) rc = frc;
   if (rc != 0) throw error(rc, MR_strerror(rc));
   if (sh.error) std::rethrow_exception(sh.error);

@@ -376,6 +376,71 @@ START_TEST(test_time) {
 }
 END_TEST
 
+// An index whose increment throws past `limit`.
+struct ThrowingIndex {
+  int v;
+  int limit;
+  bool operator<(const ThrowingIndex &o) const { return v < o.v; }
+  ThrowingIndex &operator++() {
+    if (v == limit) throw std::overflow_error("index");
+    ++v;
+    return *this;
+  }
+};
+
+// parallel_for whose index throws after 6 iterations started: the exception leaves only once
+// the started ones have finished (they use the loop's copy of the callable), and no iteration
+// past it starts. Then from a plain thread and from a blocking region: mr::error
+// MR_ENOTENGINE (a plain thread) or every iteration run (a region that stayed on its engine),
+// and no loop control left behind (LeakSanitizer in an ASan build).
+START_TEST(test_parallel_for_cleans_up) {
+  MR_Config c = mr_test_config(2);
+  mr::runtime rt(&c);
+  for (int round = 0; round < 5; round++) {
+    std::atomic<int> started{0}, finished{0};
+    int at_exit = -1;
+    try {
+      mr::parallel_for(
+          ThrowingIndex{0, 5}, ThrowingIndex{100, 0},
+          [&, tag = std::make_shared<int>(round)](ThrowingIndex i) {
+            started++;
+            mr::sleep_for(std::chrono::milliseconds(2 + i.v % 3));
+            if (*tag == round) finished++;
+          },
+          4);
+      ck_abort_msg("no exception");
+    } catch (const std::overflow_error &) {
+      at_exit = finished.load();
+    }
+    ck_assert_int_eq(started.load(), 6);
+    ck_assert_int_eq(at_exit, 6);
+  }
+  int code = 0;
+  std::thread t([&] {
+    try {
+      mr::parallel_for(0, 10, [](int) {});
+    } catch (const mr::error &e) {
+      code = e.code();
+    }
+  });
+  t.join();
+  ck_assert_int_eq(code, MR_ENOTENGINE);
+  std::atomic<int> ran{0};
+  int in_region = mr::blocking([&] {
+    try {
+      mr::parallel_for(0, 10, [&](int) { ran++; });
+    } catch (const mr::error &e) {
+      return e.code();
+    }
+    return 0;
+  });
+  if (in_region == 0)
+    ck_assert_int_eq(ran.load(), 10);
+  else
+    ck_assert_int_eq(in_region, MR_ENOTENGINE);
+}
+END_TEST
+
 // The channel wrappers: mr::channel_create, mr::channel_current, mr::yield, mr::channel_stats,
 // mr::spawn with MR_SpawnOptions; errors are mr::error with their code.
 template <class F>
@@ -459,6 +524,7 @@ int main(void) {
   tcase_add_test(tc, test_spawn_carries_exceptions);
   tcase_add_test(tc, test_result_whose_move_throws);
   tcase_add_test(tc, test_parallel_for);
+  tcase_add_test(tc, test_parallel_for_cleans_up);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_parallel_invoke_from_foreign_threads);
