@@ -441,6 +441,55 @@ START_TEST(test_parallel_for_cleans_up) {
 }
 END_TEST
 
+// Durations too long for nanoseconds in an int64 (1,000 years, seconds::max(), a double of
+// 1e30 s) sleep as long as nanoseconds::max() lets them: none returns within 100 ms. A ticker of
+// hours::max() is made and its first wait does not return either. Contexts of a drop channel, so
+// that MR_shutdown drops them.
+START_TEST(test_long_durations) {
+  using namespace std::chrono;
+  MR_Config c = mr_test_config(2);
+  mr::runtime rt(&c);
+  MR_ChannelOptions co = mr::channel_options();
+  co.close = MR_CLOSE_DROP;
+  int ch = mr::channel_create(co);
+  std::atomic<int> returned{0}, started{0};
+  std::vector<std::shared_ptr<mr::future<int>>> out;
+  auto sleeper = [&](auto d) {
+    out.push_back(mr::spawn(
+        [&, d] {
+          started++;
+          mr::sleep_for(d);
+          returned++;
+          return 0;
+        },
+        mr::spawn_options(ch)));
+  };
+  sleeper(hours(24 * 365 * 1000));
+  sleeper(seconds::max());
+  sleeper(hours::max());
+  sleeper(duration<double>(1e30));
+  out.push_back(mr::spawn(
+      [&] {
+        mr::ticker tk(hours::max());
+        started++;
+        (void)tk.wait();
+        returned++;
+        return 0;
+      },
+      mr::spawn_options(ch)));
+  for (int w = 0; w < 2000 && started.load() + returned.load() < 5; w++)
+    mr::sleep_for(milliseconds(1));
+  mr::sleep_for(milliseconds(100));
+  ck_assert_int_eq(returned.load(), 0);
+  ck_assert_int_eq(started.load(), 5);
+  // The exact conversions below the limit are unchanged.
+  auto t0 = steady_clock::now();
+  mr::sleep_for(duration<double, std::milli>(3.5));
+  ck_assert(steady_clock::now() - t0 >= microseconds(3500));
+  mr::sleep_for(duration<long long, std::pico>(999));  // under a nanosecond: at once
+}
+END_TEST
+
 // The channel wrappers: mr::channel_create, mr::channel_current, mr::yield, mr::channel_stats,
 // mr::spawn with MR_SpawnOptions; errors are mr::error with their code.
 template <class F>
@@ -531,6 +580,7 @@ int main(void) {
   tcase_add_test(tc, test_blocking_region);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
   tcase_add_test(tc, test_time);
+  tcase_add_test(tc, test_long_durations);
   tcase_add_test(tc, test_channels);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
