@@ -80,8 +80,10 @@ void finish_task(Context *self, Join *j) {
     Context *p = j->parent;
     // The last arrival is a child only after the parent's own (which set parent first).
     if (p == nullptr) fatal(kTooManyBranches);
-    // relaxed closing: a parent that misses it is dropped at its next suspension.
-    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
+    // relaxed closing: a parent that misses it is dropped at its next suspension. A parent
+    // queued by deadline is queued, as schedule() would: earlier deadlines may wait.
+    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) &&
+        (p->bound >= 0 || !channel_by_deadline(queue_channel(p))) && !stopping &&
         from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) &&
         !dropped_by_close(p) && !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the

@@ -354,6 +354,52 @@ START_TEST(test_deadline_order) {
 }
 END_TEST
 
+/* A join's parent in a deadline channel resumes in deadline order: on 1 engine, P (deadline
+ * +1 s) forks a spark and sleeps, the spark runs in a context of its own and sleeps longer, P
+ * suspends at the join; the spark then spawns Q (deadline now, same channel) and ends, the
+ * join's last arrival. Q runs before P resumes. 20 rounds. */
+static int jd_channel;
+static MR_Future jd_done, jd_q_done;
+static char jd_trail[4];
+static atomic_int jd_len;
+static void jd_mark(char c) { jd_trail[atomic_fetch_add(&jd_len, 1)] = c; }
+static void jd_q(void *arg) {
+  (void)arg;
+  jd_mark('Q');
+  MR_future_signal(&jd_q_done, 1);
+}
+static void jd_spark(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(20000000), 0);
+  ck_assert_int_eq(spawn_in(jd_q, NULL, jd_channel, MR_now()), 0);
+}
+static void jd_parent(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, jd_spark, NULL);
+  ck_assert_int_eq(MR_sleep_for(5000000), 0); /* the engine runs the spark meanwhile */
+  MR_join_and_continue(&st);
+  jd_mark('P');
+  MR_future_signal(&jd_done, 1);
+}
+START_TEST(test_join_parent_keeps_deadline_order) {
+  mr_test_start(1, NULL);
+  jd_channel = make_channel(0, MR_CHANNEL_DEADLINE, MR_CLOSE_COMPLETE, -1);
+  for (int round = 0; round < 20; round++) {
+    atomic_store(&jd_len, 0);
+    MR_future_init(&jd_done);
+    MR_future_init(&jd_q_done);
+    ck_assert_int_eq(spawn_in(jd_parent, NULL, jd_channel, MR_now() + 1000000000ull), 0);
+    MR_future_wait(&jd_done);
+    MR_future_wait(&jd_q_done);
+    jd_trail[2] = 0;
+    ck_assert_str_eq(jd_trail, "QP");
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- followup ---- */
 
 /* What ran, in order, on the one engine. */
@@ -534,6 +580,7 @@ int main(void) {
   tcase_add_test(tc, test_round_robin_shares);
   tcase_add_test(tc, test_round_robin_short_slices);
   tcase_add_test(tc, test_deadline_order);
+  tcase_add_test(tc, test_join_parent_keeps_deadline_order);
   tcase_add_test(tc, test_followup_resumes_first);
   tcase_add_test(tc, test_no_followup_queues_behind);
   suite_add_tcase(s, tc);
