@@ -24,13 +24,15 @@ constexpr const char *kTooManyBranches =
 // The next spark for a context that has just run one, taken without the scheduler: one of this
 // engine's own, else (for a context whose spark was stolen) another from the same victim, so that
 // a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
-// context of its level or above waits (contexts come first at a level). Called only by context
+// context of its level or above waits (contexts come first at a level), and, under round-robin,
+// while its level's turn lasts (policy.hpp, turn_over). Called only by context
 // self on engine e. A stolen spark is counted as it is stolen (steal.hpp); one of the engine's
 // own is counted by take_task when it runs, since the caller may put it back instead.
 enum class Next { NONE, OWN, STOLEN };
 Next next_spark(Engine *e, Context *self, Task &t) {
+  const int level = g_rt->channels.level(self->channel);
   if (e->bound.maybe_nonempty() ||
-      (g_rt->channels.work() & g_rt->channels.at_or_above(g_rt->channels.level(self->channel))))
+      (g_rt->channels.work() & g_rt->channels.at_or_above(level)) || turn_over(e, level))
     return Next::NONE;
   while (pop_spark(e, t))
     if (keep_spark(t)) return Next::OWN;
