@@ -162,7 +162,24 @@ END_TEST
 
 // The same at MR_shutdown of a drop channel: the scope's task uses the capture in a blocking
 // region (on a backup thread, where nothing is dropped), and a plain thread makes the callable's
-// context runnable once the shutdown has begun, so that an engine drops it.
+// context runnable once the shutdown has begun, so that an engine drops it. The task's context,
+// of the drop channel too, is dropped when its region ends: the scope is the C one, whose task
+// record lives on the callable's stack (a heap record would be left behind with the frame).
+struct ShutdownTask {
+  const Canary *canary;
+  mr::future<int> *started;
+  std::atomic<int> *step, *result;
+  static void run(void *p) {
+    auto *t = static_cast<ShutdownTask *>(p);
+    (void)mr::blocking([t] {
+      t->started->signal(1);
+      while (t->step->load() == 0) mr_test_sleep_ms(1);
+      *t->result = !t->canary->gone->load() && *t->canary->held == 1 ? 1 : 0;
+      return 0;
+    });
+  }
+};
+
 START_TEST(test_shutdown_drop_keeps_callable_for_its_tasks) {
   mr_test_start(2, nullptr);
   int ch = make_channel(0, MR_CLOSE_DROP);
@@ -174,17 +191,12 @@ START_TEST(test_shutdown_drop_keeps_callable_for_its_tasks) {
     Canary canary(gone);
     f = mr::spawn(
         [canary, &go, &started, &step, &result] {
-          mr::scope([&](mr::scope_handle &s) {
-            s.spawn([&] {
-              (void)mr::blocking([&] {
-                started.signal(1);
-                while (step.load() == 0) mr_test_sleep_ms(1);
-                result = !canary.gone->load() && *canary.held == 1 ? 1 : 0;
-                return 0;
-              });
-            });
-            (void)go.wait();
-          });
+          ShutdownTask task{&canary, &started, &step, &result};
+          MR_Scope s;
+          ck_assert_int_eq(MR_scope_begin(&s), 0);
+          ck_assert_int_eq(MR_scope_spawn(&s, &ShutdownTask::run, &task), 0);
+          (void)go.wait();
+          (void)MR_scope_end(&s);
           return 1;
         },
         mr::spawn_options(ch));

@@ -66,7 +66,7 @@ void handlers_across_waits(int engines, int n) {
     wait_for(waiting, n);  // each is in its handler, waiting
     go.signal(1);
     for (auto &f : out) ck_assert_int_eq(f->wait(), 0);
-    ck_assert_str_eq(current_text().c_str(), "");
+    ck_assert(current_text().empty());
     ck_assert_int_eq(std::uncaught_exceptions(), 0);
   }
   ck_assert_int_eq(MR_shutdown(), 0);
@@ -97,9 +97,9 @@ START_TEST(test_primordial_handler) {
       }));
     for (auto &f : out) ck_assert_int_eq(f->wait(), 0);
     ck_assert_str_eq(e.what(), "primordial");
-    ck_assert_str_eq(current_text().c_str(), "primordial");
+    ck_assert(current_text() == "primordial");
   }
-  ck_assert_str_eq(current_text().c_str(), "");
+  ck_assert(current_text().empty());
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
