@@ -14,11 +14,19 @@ namespace mr::engine {
 
 namespace {
 
-// c, spawned and not done, is dropped: its on_drop, once (the fields are cleared first).
+// c, spawned and not done, is dropped: its on_drop, once (fn and on_drop are cleared first;
+// arg and on_free stay for call_on_free).
 void call_on_drop(Context *c) {
   Context::Spawned s = c->spawned;
-  c->spawned = {};
+  c->spawned = {nullptr, s.arg, nullptr, s.on_free};
   if (s.on_drop) s.on_drop(s.arg);
+}
+
+// c was dropped and the runtime is about to free it: its on_free, once.
+void call_on_free(Context *c) {
+  Context::Spawned s = c->spawned;
+  c->spawned = {};
+  if (s.on_free) s.on_free(s.arg);
 }
 
 }  // namespace
@@ -90,6 +98,9 @@ void call_on_drops_at_stop() {
         if (c->spawned.fn) call_on_drop(c);
       },
       nullptr);
+  // Then every dropped context's on_free, those dropped above and those dropped while the
+  // engines ran: nothing runs now that could still use what it frees.
+  context_each([](Context *c, void *) { call_on_free(c); }, nullptr);
 }
 
 bool keep_spark(const Task &t) {

@@ -33,9 +33,9 @@ int close_channel(int ch);
 int wait_channel(int ch);
 
 // Call the on_drop of every spawned context still alive whose function has not returned (the
-// contexts dropped when the runtime is freed). Called only by the thread of the shutdown (engine
-// 0's, which then has no current context), once every engine and backup thread has stopped and
-// before any context is freed.
+// contexts dropped when the runtime is freed), then the on_free of every dropped one. Called
+// only by the thread of the shutdown (engine 0's, which then has no current context), once
+// every engine and backup thread has stopped and before any context is freed.
 void call_on_drops_at_stop();
 
 // Is spark t to be run? If MR_shutdown drops it, it is counted in its channel and forgotten: it

@@ -65,14 +65,17 @@ struct Context {
   // stays mapped until the runtime is freed, since sparks of its conjunctions may still be on
   // deques.
   bool dropped = false;
-  // A spawned context (MR_spawn) while its function has not returned: what it runs, and what to
-  // call if it is dropped before (close.hpp). All null otherwise (a spark's context, a free one,
-  // one whose function returned). Set before the context is first published (ordered like
-  // `fiber`); cleared by the context itself when the function returns, or by whoever drops it.
+  // A spawned context (MR_spawn) while its function has not returned: what it runs, what to
+  // call if it is dropped before, and what to call when the runtime frees it after that drop
+  // (close.hpp). All null otherwise (a spark's context, a free one, one whose function
+  // returned). Set before the context is first published (ordered like `fiber`); cleared by the
+  // context itself when the function returns; whoever drops it clears fn and on_drop and leaves
+  // arg and on_free for the runtime's end.
   struct Spawned {
     void (*fn)(void *) = nullptr;
     void *arg = nullptr;
     void (*on_drop)(void *) = nullptr;
+    void (*on_free)(void *) = nullptr;
   } spawned;
   // A wait that leaves records behind it (io_wait.cpp: a descriptor wait's registration, its
   // timer and its claim) and that a drop must end: drop_context calls end(arg) before it forgets

@@ -24,13 +24,15 @@ constexpr const char *kTooManyBranches =
 // The next spark for a context that has just run one, taken without the scheduler: one of this
 // engine's own, else (for a context whose spark was stolen) another from the same victim, so that
 // a thief drains a fan-out without a round trip through its scheduler per spark. Only while no
-// context of its level or above waits (contexts come first at a level). Called only by context
+// context of its level or above waits (contexts come first at a level), and, under round-robin,
+// while its level's turn lasts (policy.hpp, turn_over). Called only by context
 // self on engine e. A stolen spark is counted as it is stolen (steal.hpp); one of the engine's
 // own is counted by take_task when it runs, since the caller may put it back instead.
 enum class Next { NONE, OWN, STOLEN };
 Next next_spark(Engine *e, Context *self, Task &t) {
+  const int level = g_rt->channels.level(self->channel);
   if (e->bound.maybe_nonempty() ||
-      (g_rt->channels.work() & g_rt->channels.at_or_above(g_rt->channels.level(self->channel))))
+      (g_rt->channels.work() & g_rt->channels.at_or_above(level)) || turn_over(e, level))
     return Next::NONE;
   while (pop_spark(e, t))
     if (keep_spark(t)) return Next::OWN;
@@ -80,8 +82,10 @@ void finish_task(Context *self, Join *j) {
     Context *p = j->parent;
     // The last arrival is a child only after the parent's own (which set parent first).
     if (p == nullptr) fatal(kTooManyBranches);
-    // relaxed closing: a parent that misses it is dropped at its next suspension.
-    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) && !stopping &&
+    // relaxed closing: a parent that misses it is dropped at its next suspension. A parent
+    // queued by deadline is queued, as schedule() would: earlier deadlines may wait.
+    if (p->kind != ContextKind::FOREIGN && (p->bound < 0 || p->bound == e->id) &&
+        (p->bound >= 0 || !channel_by_deadline(queue_channel(p))) && !stopping &&
         from != Next::STOLEN && !g_rt->closing.load(std::memory_order_relaxed) &&
         !dropped_by_close(p) && !queued_above(g_rt->channels.level(queue_channel(p)))) {
       // The parent may run here: switch straight to it; self goes to the free cache, and the
@@ -234,7 +238,7 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
     return MR_ENOMEM;
   }
   if (root) {
-    ctx->spawned = {fn, arg, root->on_drop};
+    ctx->spawned = {fn, arg, root->on_drop, root->on_free};
     ctx->task = Task{run_spawned, ctx, &spawned};
   } else {
     ctx->task = Task{fn, arg, &spawned};

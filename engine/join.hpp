@@ -34,11 +34,13 @@ void suspend_on_join(Engine *e, Join *j);
 // that MR_shutdown waits on (or, for a drop channel, in the one nobody waits on). Any thread
 // while running. With `root` (MR_spawn's contexts), it is counted in its channel until fn
 // returns (MR_channel_close refuses it, and MR_channel_wait waits for it), and root->on_drop
-// (may be null) is called with arg if it is dropped before fn returned (close.hpp); without
+// (may be null) is called with arg if it is dropped before fn returned, and root->on_free (may
+// be null) when the runtime frees it after such a drop (close.hpp); without
 // (loop control's iterations, timers' contexts: the work of something else), neither. Returns
 // 0, MR_ENOMEM, MR_ECLOSED (a root in a closed channel) or MR_ESHUTDOWN.
 struct Root {
   void (*on_drop)(void *);
+  void (*on_free)(void *);
 };
 int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadline,
           const Root *root = nullptr);

@@ -25,6 +25,12 @@ int next_level(Engine *e, unsigned busy) {
   return e->rr_level;
 }
 
+bool round_robin_turn_over(Engine *e, int L) {
+  if ((queued_levels() & ~(1u << L)) == 0) return false;
+  return e->rr_level != L ||
+         now_ns() - e->rr_since >= std::uint64_t{g_rt->p.level_slice_us} * 1000u;
+}
+
 Context *take_level(Engine *e, int L) {
   Channels &chs = g_rt->channels;
   std::uint64_t m = chs.work() & chs.of_level(L);

@@ -29,6 +29,16 @@ inline bool queued_above(int L) {
   return L > 0 && (g_rt->channels.work() & g_rt->channels.at_or_above(L - 1)) != 0;
 }
 
+// Called only by engine e, going on with level L's work without its scheduler (a context that
+// drains sparks): under round-robin, is it another level's turn? Yes if a context is queued at
+// another level and e's turn at L has ended (its slice is used up, or e serves another level):
+// e then goes through its scheduler, whose next_level passes the turn. Highest-first never
+// ends a turn here (a higher level's queued context is queued_above's).
+bool round_robin_turn_over(Engine *e, int L);
+inline bool turn_over(Engine *e, int L) {
+  return g_rt->p.policy != Policy::HIGHEST_FIRST && round_robin_turn_over(e, L);
+}
+
 }  // namespace mr::engine
 
 #endif

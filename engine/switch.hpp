@@ -15,6 +15,7 @@
 
 #include "engine.hpp"
 #include "events.hpp"
+#include "exception_state.hpp"
 #include "fatal.hpp"
 #include "policy.hpp"
 #include "wake.hpp"
@@ -34,9 +35,12 @@ inline void resume_context(Context *c, san::Fiber &from, boost::context::fiber &
 }
 
 // Leave context self for the continuation `to` (whose stack is `to_san`): self is saved in
-// self->fiber, and only then does `publish` run, on the destination's stack (J1).
+// self->fiber, and only then does `publish` run, on the destination's stack (J1). Self's C++
+// exception state goes with it, kept in this frame, and is put back on whatever thread resumes
+// it; the destination finds the thread's state empty (exception_state.hpp).
 template <class F>
 void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san, F publish) {
+  const ExceptionState exceptions = exceptions_take();
   san::leave(self->san, to_san);
   (void)std::move(to).resume_with([self, &to_san, publish](boost::context::fiber &&back) {
     san::arrive(to_san);
@@ -44,6 +48,7 @@ void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san
     publish();
     return boost::context::fiber{};
   });
+  exceptions_put(exceptions);
 }
 
 // Called only by engine e: from now on e's time is channel ch's (-1: its scheduler's), when

@@ -330,10 +330,13 @@ typedef struct MR_SpawnOptions {
                         must be 0 for a FIFO channel */
   void (*on_drop)(void *arg); /* NULL, or called once with MR_spawn's arg if the context is
                                  dropped before fn returned (below); never if fn returned */
+  void (*on_free)(void *arg); /* NULL, or called once with MR_spawn's arg, after on_drop, when
+                                 the runtime frees the dropped context: nothing it started
+                                 (sparks, scope tasks, loop iterations) runs any more (below) */
 } MR_SpawnOptions;
 
-/* Fill *opts with the defaults (unbound, MR_CHANNEL_DEFAULT, no deadline, no on_drop). Any
- * thread. */
+/* Fill *opts with the defaults (unbound, MR_CHANNEL_DEFAULT, no deadline, no on_drop or
+ * on_free). Any thread. */
 MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
 
 /* Run fn(arg) in a new context with a regular-size stack, on opts->channel's queue (or, bound,
@@ -356,8 +359,17 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * (MR_future_signal: a context that waits for such a future runs on, or, if it is dropped too,
  * is freed without running; a thread that waits is woken), and must not wait or suspend (a join,
  * an unsignalled future, a sleep, an MR_wait_fd with a time-out, MR_yield, a blocking region,
- * MR_channel_wait: it stops the process with a message); MR_spawn from it returns MR_ESHUTDOWN during a shutdown. No
- * destructor runs on a dropped context's stack. */
+ * MR_channel_wait: it stops the process with a message); MR_spawn from it returns MR_ESHUTDOWN
+ * during a shutdown. No destructor runs on a dropped context's stack.
+ *
+ * A dropped context's sparks, scope tasks and loop iterations are not dropped with it by
+ * MR_channel_close (nor, at MR_shutdown, those already running): they run on and may use what
+ * fn uses (arg, its stack, which stays mapped), so on_drop must not free that. opts->on_free(arg)
+ * is called once for every context that was dropped, when the runtime frees it: at
+ * MR_shutdown or MR_shutdown_now, on the thread of the shutdown, after every on_drop, once every
+ * engine and backup thread has stopped and before any context is freed; it may free arg and
+ * what fn shared with its tasks, under the same rules as on_drop. Never for a context whose fn
+ * returned, nor if MR_spawn did not return 0. */
 MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts);
 
 /* Bind the context the caller runs in to the engine running it now, as MR_SpawnOptions.engine

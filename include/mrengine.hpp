@@ -12,7 +12,9 @@
 // An exception thrown by a branch of parallel_invoke is carried to the caller and rethrown there
 // after every branch has finished (the first one, in argument order, if several threw); one
 // thrown by a spawned function is rethrown by wait() on its future. No engine dies and nothing
-// crosses the C ABI as an exception.
+// crosses the C ABI as an exception. A context may wait inside a catch handler or while an
+// exception unwinds: the exception state (std::current_exception, `throw;`,
+// std::uncaught_exceptions) is the context's and goes with it to whatever thread resumes it.
 #ifndef MRENGINE_HPP
 #define MRENGINE_HPP
 
@@ -232,20 +234,34 @@ struct result_of_spawn<void> {
 
 // Run f() in a new context as `opts` say (MR_spawn: its engine, channel and deadline) and return
 // the future of its result (std::monostate for void). An exception thrown by f is carried to
-// whoever waits; if the context is dropped before f returned, wait() throws mr::dropped (f is
-// destroyed then, without running on; opts.on_drop is mr::spawn's own). Throws mr::error if the
-// context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE, MR_ECLOSED, ...). Any thread while the
-// runtime runs.
+// whoever waits; if the context is dropped before f returned, wait() throws mr::dropped at once,
+// and f is destroyed, without running on, when the runtime frees the dropped context (at
+// MR_shutdown or MR_shutdown_now): until then the scope tasks, sparks and loop iterations it
+// started, which are not dropped, may still use it. A context dropped after f returned (while
+// f's captures are destroyed, if one of their destructors suspends) keeps f's result; the rest
+// of those destructors never runs. opts.on_drop and opts.on_free are mr::spawn's own. Throws
+// mr::error if the context cannot be made (MR_ENOCHANNEL, MR_EDEADLINE, MR_ECLOSED, ...). Any
+// thread while the runtime runs.
 template <class F>
 auto spawn(F f, const MR_SpawnOptions &opts)
     -> std::shared_ptr<future<typename detail::result_of_spawn<std::invoke_result_t<F &>>::type>> {
   using R = std::invoke_result_t<F &>;
   using V = typename detail::result_of_spawn<R>::type;
   struct job {
-    F fn;
     std::shared_ptr<future<V>> out;
+    // Set by run once f returned and `out` has its result: from then on run ends the job, and a
+    // drop while it does (a capture's destructor that suspends) leaves `out` and fn alone. Read
+    // by drop and release after the context suspended (its suspension orders the write).
+    bool returned = false;
+    union {
+      F fn;  // ended by run, or by release if f never returned; never by ~job
+    };
+    job(F &&f, std::shared_ptr<future<V>> o) : out(std::move(o)), fn(std::move(f)) {}
+    ~job() {}
+    job(const job &) = delete;
+    job &operator=(const job &) = delete;
     static void run(void *p) noexcept {
-      std::unique_ptr<job> j(static_cast<job *>(p));
+      job *j = static_cast<job *>(p);
       std::optional<V> v;
       std::exception_ptr e;
       try {
@@ -266,19 +282,31 @@ auto spawn(F f, const MR_SpawnOptions &opts)
         else
           j->out->signal(std::move(*v));
       } catch (...) {}
+      j->returned = true;
+      j->fn.~F();  // may suspend, and be dropped there (see `returned`)
+      delete j;
     }
-    // MR_SpawnOptions.on_drop: run never returns, and its frame is never unwound.
+    // MR_SpawnOptions.on_drop: run never returns, and its frame is never unwound. What f started
+    // may still use fn: release frees it.
     static void drop(void *p) noexcept {
-      std::unique_ptr<job> j(static_cast<job *>(p));
+      job *j = static_cast<job *>(p);
+      if (j->returned) return;  // out has f's result
       try {
         j->out->signal_exception(std::make_exception_ptr(dropped()));
       } catch (...) {}
     }
+    // MR_SpawnOptions.on_free: nothing of the dropped context runs any more.
+    static void release(void *p) noexcept {
+      job *j = static_cast<job *>(p);
+      if (!j->returned) j->fn.~F();
+      delete j;
+    }
   };
   auto out = std::make_shared<future<V>>();
-  auto *j = new job{std::move(f), out};
+  auto *j = new job(std::move(f), out);
   MR_SpawnOptions o = opts;
   o.on_drop = &job::drop;
+  o.on_free = &job::release;
   int rc = MR_spawn(&job::run, j, &o);
   if (rc != 0) {
     delete j;
@@ -384,7 +412,11 @@ auto blocking(F &&f) -> std::invoke_result_t<F &> {
 // Run f(i) for every i in [begin, end) with loop control: at most `contexts` iterations at once
 // (0: --lc-contexts-per-engine x engines), each in a context of its own. Returns when all have
 // finished; then rethrows the first exception an iteration threw (the others are dropped).
-// Context code only. Throws mr::error if the loop cannot be set up or an iteration not started.
+// Context code only. Throws mr::error if the loop cannot be set up (MR_ENOTINIT; MR_ENOTENGINE
+// outside a context: a thread that is not an engine, or a blocking region on a backup thread;
+// MR_ENOMEM) or an iteration not started; if the index (its comparison or increment) or an
+// allocation throws, no more iterations start and that exception is rethrown. Every way out
+// comes only once the iterations started have finished, and frees the loop control.
 template <class Index, class F>
 void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
   struct shared {
@@ -406,18 +438,27 @@ void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
       }
     }
   };
+  // MR_lc_finish frees the loop control only in a context: outside one, make none.
+  int rc = MR_engine_id() >= 0     ? 0
+           : MR_num_engines() == 0 ? MR_ENOTINIT
+                                   : MR_ENOTENGINE;
   MR_LoopControl *lc = nullptr;
-  int rc = MR_lc_create(contexts, &lc);
+  if (rc == 0) rc = MR_lc_create(contexts, &lc);
   if (rc != 0) throw error(rc, MR_strerror(rc));
-  for (Index i = begin; i < end; ++i) {
-    auto *it = new item{&sh, i};
-    rc = MR_lc_spawn(lc, &item::run, it);
-    if (rc != 0) {
-      delete it;
-      break;
+  std::exception_ptr setup;  // the index's or an allocation's: no more iterations start
+  try {
+    for (Index i = begin; i < end; ++i) {
+      auto it = std::make_unique<item>(item{&sh, i});
+      rc = MR_lc_spawn(lc, &item::run, it.get());
+      if (rc != 0) break;
+      (void)it.release();  // the iteration's now
     }
+  } catch (...) {
+    setup = std::current_exception();
   }
+  // The iterations started use f and sh, in this frame: wait for them whatever happened.
   int frc = MR_lc_finish(lc);
+  if (setup) std::rethrow_exception(setup);
   if (rc == 0) rc = frc;
   if (rc != 0) throw error(rc, MR_strerror(rc));
   if (sh.error) std::rethrow_exception(sh.error);

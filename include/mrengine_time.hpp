@@ -11,6 +11,24 @@ namespace mr {
 
 // ---- Time (mrengine.h, "Time"): steady_clock is CLOCK_MONOTONIC, the clock of MR_now. ----
 
+namespace detail {
+
+// d in nanoseconds, truncated (as duration_cast), 0 if d <= 0, and saturated at
+// nanoseconds::max() (292 years) as std::this_thread::sleep_for saturates: a duration_cast to
+// nanoseconds of a longer duration overflows. The count is taken in long double, whose range
+// holds any duration's nanoseconds and whose precision is exact for every integer below 2^64.
+template <class Rep, class Period>
+uint64_t saturated_ns(std::chrono::duration<Rep, Period> d) noexcept {
+  constexpr long double kMax =
+      static_cast<long double>(std::chrono::nanoseconds::max().count());
+  const long double ns = std::chrono::duration<long double, std::nano>(d).count();
+  if (!(ns >= 1)) return 0;  // NaN too
+  if (ns >= kMax) return static_cast<uint64_t>(std::chrono::nanoseconds::max().count());
+  return static_cast<uint64_t>(ns);
+}
+
+}  // namespace detail
+
 // Suspend the calling context (a thread that is not an engine sleeps) until tp. Throws mr::error
 // (MR_ENOMEM).
 inline void sleep_until(std::chrono::steady_clock::time_point tp) {
@@ -20,13 +38,14 @@ inline void sleep_until(std::chrono::steady_clock::time_point tp) {
   if (rc != 0) throw error(rc, MR_strerror(rc));
 }
 
-// The same for a duration; a duration <= 0 returns at once. Throws mr::error (MR_ENOMEM; a
-// chrono duration is too short to overflow the clock).
+// The same for a duration; a duration <= 0 (or shorter than a nanosecond) returns at once, and
+// one longer than nanoseconds::max() (292 years) sleeps that long, as std::this_thread::sleep_for
+// does. Throws mr::error (MR_ENOMEM).
 template <class Rep, class Period>
 void sleep_for(std::chrono::duration<Rep, Period> d) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-  if (ns <= 0) return;
-  int rc = MR_sleep_for(static_cast<uint64_t>(ns));
+  const uint64_t ns = detail::saturated_ns(d);
+  if (ns == 0) return;
+  int rc = MR_sleep_for(ns);
   if (rc != 0) throw error(rc, MR_strerror(rc));
 }
 
@@ -88,14 +107,14 @@ class timer {
 };
 
 // A periodic ticker: wait() returns how many periods have elapsed since the previous wait
-// returned (missed ticks are counted, not queued). Throws mr::error (MR_EINVAL for a period
-// <= 0).
+// returned (missed ticks are counted, not queued). A period longer than nanoseconds::max() (292
+// years) is that long. Throws mr::error (MR_EINVAL for a period < 1 ns).
 class ticker {
  public:
   template <class Rep, class Period>
   explicit ticker(std::chrono::duration<Rep, Period> period) {
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(period).count();
-    int rc = ns <= 0 ? MR_EINVAL : MR_ticker_start(&tk_, static_cast<uint64_t>(ns));
+    const uint64_t ns = detail::saturated_ns(period);
+    int rc = ns == 0 ? MR_EINVAL : MR_ticker_start(&tk_, ns);
     if (rc != 0) throw error(rc, MR_strerror(rc));
   }
   uint64_t wait() {

@@ -333,6 +333,7 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
   int engine = -1, channel = MR_CHANNEL_DEFAULT;
   std::uint64_t deadline = 0;
   void (*on_drop)(void *) = nullptr;
+  void (*on_free)(void *) = nullptr;
   if (opts) {
     if (!has_field(opts->size, offsetof(MR_SpawnOptions, engine) + sizeof(int)) ||
         opts->size > 4096)
@@ -348,10 +349,12 @@ MR_EXTERN int MR_spawn(MR_TaskFn fn, void *arg, const MR_SpawnOptions *opts) {
       deadline = opts->deadline;
     if (has_field(opts->size, offsetof(MR_SpawnOptions, on_drop) + sizeof opts->on_drop))
       on_drop = opts->on_drop;
+    if (has_field(opts->size, offsetof(MR_SpawnOptions, on_free) + sizeof opts->on_free))
+      on_free = opts->on_free;
   }
   if (mr::engine::channel_by_deadline(channel) != (deadline != 0)) return MR_EDEADLINE;
   try {
-    mr::engine::Root root{on_drop};
+    mr::engine::Root root{on_drop, on_free};
     return mr::engine::spawn(fn, arg, engine, channel, deadline, &root);
   } catch (...) {
     return MR_ENOMEM;

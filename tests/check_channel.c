@@ -354,6 +354,106 @@ START_TEST(test_deadline_order) {
 }
 END_TEST
 
+/* Round-robin while engines drain sparks: 2 engines, slices of 2 ms; a context of the default
+ * channel (level 0) forks 4000 sparks of 100 us, sleeps 1 ms and joins (meanwhile a context on
+ * each engine runs a spark and takes the next, of its own deque or of the one it stole from,
+ * without its scheduler); 20 ms in, a plain thread spawns a level-1 context, which must start
+ * within 50 ms, not when the fan-out ends (200 ms of work per engine). */
+#define RR_SPARKS 4000
+static atomic_ullong rr_spawned_at, rr_started_at, rr_fanout_end;
+static MR_Future rr_done;
+static void rr_spin(void *arg) {
+  (void)arg;
+  spin_ns(100000);
+}
+static void rr_late(void *arg) {
+  (void)arg;
+  atomic_store(&rr_started_at, MR_now());
+  MR_future_signal(&rr_done, 1);
+}
+static void rr_fanout(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, RR_SPARKS + 1);
+  for (int i = 0; i < RR_SPARKS; i++) MR_fork_new_child(&st, rr_spin, NULL);
+  /* Suspended, so that the sparks run in contexts of their own, each taking the next. */
+  ck_assert_int_eq(MR_sleep_for(1000000), 0);
+  MR_join_and_continue(&st);
+  atomic_store(&rr_fanout_end, MR_now());
+}
+static void *rr_spawner(void *arg) {
+  int ch = (int)(intptr_t)arg;
+  mr_test_sleep_ms(20);
+  atomic_store(&rr_spawned_at, MR_now());
+  ck_assert_int_eq(spawn_in(rr_late, NULL, ch, 0), 0);
+  return NULL;
+}
+START_TEST(test_round_robin_while_draining_sparks) {
+  mr_test_start(2, "--schedule=round-robin --level-slice-us=2000");
+  int low = make_channel(1, MR_CHANNEL_FIFO, MR_CLOSE_COMPLETE, -1);
+  MR_future_init(&rr_done);
+  atomic_store(&rr_started_at, 0);
+  atomic_store(&rr_fanout_end, 0);
+  ck_assert_int_eq(spawn_in(rr_fanout, NULL, MR_CHANNEL_DEFAULT, 0), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, rr_spawner, (void *)(intptr_t)low), 0);
+  MR_future_wait(&rr_done); /* engine 0 drains sparks too meanwhile */
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  uint64_t latency = atomic_load(&rr_started_at) - atomic_load(&rr_spawned_at);
+  ck_assert_msg(latency < 50000000u, "the level-1 context started %llu us after its spawn",
+                (unsigned long long)(latency / 1000));
+  /* The fan-out was still running then, or the test says nothing. */
+  ck_assert_uint_gt(atomic_load(&rr_fanout_end), atomic_load(&rr_started_at));
+}
+END_TEST
+
+/* A join's parent in a deadline channel resumes in deadline order: on 1 engine, P (deadline
+ * +1 s) forks a spark and sleeps, the spark runs in a context of its own and sleeps longer, P
+ * suspends at the join; the spark then spawns Q (deadline now, same channel) and ends, the
+ * join's last arrival. Q runs before P resumes. 20 rounds. */
+static int jd_channel;
+static MR_Future jd_done, jd_q_done;
+static char jd_trail[4];
+static atomic_int jd_len;
+static void jd_mark(char c) { jd_trail[atomic_fetch_add(&jd_len, 1)] = c; }
+static void jd_q(void *arg) {
+  (void)arg;
+  jd_mark('Q');
+  MR_future_signal(&jd_q_done, 1);
+}
+static void jd_spark(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(20000000), 0);
+  ck_assert_int_eq(spawn_in(jd_q, NULL, jd_channel, MR_now()), 0);
+}
+static void jd_parent(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, jd_spark, NULL);
+  ck_assert_int_eq(MR_sleep_for(5000000), 0); /* the engine runs the spark meanwhile */
+  MR_join_and_continue(&st);
+  jd_mark('P');
+  MR_future_signal(&jd_done, 1);
+}
+START_TEST(test_join_parent_keeps_deadline_order) {
+  mr_test_start(1, NULL);
+  jd_channel = make_channel(0, MR_CHANNEL_DEADLINE, MR_CLOSE_COMPLETE, -1);
+  for (int round = 0; round < 20; round++) {
+    atomic_store(&jd_len, 0);
+    MR_future_init(&jd_done);
+    MR_future_init(&jd_q_done);
+    ck_assert_int_eq(spawn_in(jd_parent, NULL, jd_channel, MR_now() + 1000000000ull), 0);
+    MR_future_wait(&jd_done);
+    MR_future_wait(&jd_q_done);
+    jd_trail[2] = 0;
+    ck_assert_str_eq(jd_trail, "QP");
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- followup ---- */
 
 /* What ran, in order, on the one engine. */
@@ -533,7 +633,9 @@ int main(void) {
   tcase_add_test(tc, test_highest_first_under_backlog);
   tcase_add_test(tc, test_round_robin_shares);
   tcase_add_test(tc, test_round_robin_short_slices);
+  tcase_add_test(tc, test_round_robin_while_draining_sparks);
   tcase_add_test(tc, test_deadline_order);
+  tcase_add_test(tc, test_join_parent_keeps_deadline_order);
   tcase_add_test(tc, test_followup_resumes_first);
   tcase_add_test(tc, test_no_followup_queues_behind);
   suite_add_tcase(s, tc);

@@ -207,11 +207,15 @@ END_TEST
  * before its function returned (queued, waiting, or running and dropped at its next suspension),
  * never for one whose function returned; at MR_shutdown_now on the thread of the shutdown. A
  * future signalled by on_drop wakes a thread that waits for it, and a dropped context waiting
- * for it is freed without running. _i: 0 MR_shutdown, 1 MR_shutdown_now. */
+ * for it is freed without running. MR_SpawnOptions.on_free: once for each dropped context,
+ * after its on_drop, on the thread of the shutdown at both (also for those an engine dropped
+ * while MR_shutdown closed). _i: 0 MR_shutdown, 1 MR_shutdown_now. */
 #define DROP_SLOTS 16
 static atomic_int drop_calls[DROP_SLOTS];
 static atomic_int done_calls[DROP_SLOTS];
 static atomic_int off_thread_drops;
+static atomic_int free_calls[DROP_SLOTS];
+static atomic_int off_thread_frees, frees_before_drop;
 static pthread_t shutdown_thread;
 static MR_Future dropped_status, never2;
 static void on_drop_count(void *arg) {
@@ -219,6 +223,12 @@ static void on_drop_count(void *arg) {
   atomic_fetch_add(&drop_calls[i], 1);
   if (!pthread_equal(pthread_self(), shutdown_thread)) atomic_fetch_add(&off_thread_drops, 1);
   if (i == 0) MR_future_signal(&dropped_status, (uintptr_t)(intptr_t)MR_EDROPPED);
+}
+static void on_free_count(void *arg) {
+  int i = (int)(intptr_t)arg;
+  atomic_fetch_add(&free_calls[i], 1);
+  if (!pthread_equal(pthread_self(), shutdown_thread)) atomic_fetch_add(&off_thread_frees, 1);
+  if (atomic_load(&drop_calls[i]) != 1) atomic_fetch_add(&frees_before_drop, 1);
 }
 static void done_slot(void *arg) { atomic_fetch_add(&done_calls[(int)(intptr_t)arg], 1); }
 static void waits_forever_slot(void *arg) {
@@ -244,9 +254,11 @@ static int spawn_slot(MR_TaskFn fn, int i, int ch, int engine) {
   MR_SpawnOptions o;
   MR_spawn_options_default(&o);
   ck_assert_ptr_null(o.on_drop);
+  ck_assert_ptr_null(o.on_free);
   o.channel = ch;
   o.engine = engine;
   o.on_drop = on_drop_count;
+  o.on_free = on_free_count;
   return MR_spawn(fn, (void *)(intptr_t)i, &o);
 }
 START_TEST(test_on_drop_once) {
@@ -258,8 +270,11 @@ START_TEST(test_on_drop_once) {
   for (int i = 0; i < DROP_SLOTS; i++) {
     atomic_store(&drop_calls[i], 0);
     atomic_store(&done_calls[i], 0);
+    atomic_store(&free_calls[i], 0);
   }
   atomic_store(&off_thread_drops, 0);
+  atomic_store(&off_thread_frees, 0);
+  atomic_store(&frees_before_drop, 0);
   atomic_store(&spinning, 0);
   atomic_store(&shutdown_began, 0);
   MR_future_init(&dropped_status);
@@ -293,6 +308,8 @@ START_TEST(test_on_drop_once) {
     int dropped = i == 0 || (i >= 3 && i < 10) || (now && i == 10);
     ck_assert_msg(atomic_load(&drop_calls[i]) == dropped, "slot %d: %d on_drop calls", i,
                   atomic_load(&drop_calls[i]));
+    ck_assert_msg(atomic_load(&free_calls[i]) == dropped, "slot %d: %d on_free calls", i,
+                  atomic_load(&free_calls[i]));
     ck_assert_int_eq(atomic_load(&done_calls[i]), i == 1 || i == 2);
   }
   ck_assert_uint_eq(r.channel_contexts_dropped[d], 8);
@@ -300,6 +317,8 @@ START_TEST(test_on_drop_once) {
   /* MR_shutdown_now calls every on_drop on this thread; MR_shutdown may drop slot 4 (and the
    * queued slots) in engine 1's scheduler while it closes. */
   if (now) ck_assert_int_eq(atomic_load(&off_thread_drops), 0);
+  ck_assert_int_eq(atomic_load(&off_thread_frees), 0);
+  ck_assert_int_eq(atomic_load(&frees_before_drop), 0);
 }
 END_TEST
 

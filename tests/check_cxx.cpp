@@ -376,6 +376,120 @@ START_TEST(test_time) {
 }
 END_TEST
 
+// An index whose increment throws past `limit`.
+struct ThrowingIndex {
+  int v;
+  int limit;
+  bool operator<(const ThrowingIndex &o) const { return v < o.v; }
+  ThrowingIndex &operator++() {
+    if (v == limit) throw std::overflow_error("index");
+    ++v;
+    return *this;
+  }
+};
+
+// parallel_for whose index throws after 6 iterations started: the exception leaves only once
+// the started ones have finished (they use the loop's copy of the callable), and no iteration
+// past it starts. Then from a plain thread and from a blocking region: mr::error
+// MR_ENOTENGINE (a plain thread) or every iteration run (a region that stayed on its engine),
+// and no loop control left behind (LeakSanitizer in an ASan build).
+START_TEST(test_parallel_for_cleans_up) {
+  MR_Config c = mr_test_config(2);
+  mr::runtime rt(&c);
+  for (int round = 0; round < 5; round++) {
+    std::atomic<int> started{0}, finished{0};
+    int at_exit = -1;
+    try {
+      mr::parallel_for(
+          ThrowingIndex{0, 5}, ThrowingIndex{100, 0},
+          [&, tag = std::make_shared<int>(round)](ThrowingIndex i) {
+            started++;
+            mr::sleep_for(std::chrono::milliseconds(2 + i.v % 3));
+            if (*tag == round) finished++;
+          },
+          4);
+      ck_abort_msg("no exception");
+    } catch (const std::overflow_error &) {
+      at_exit = finished.load();
+    }
+    ck_assert_int_eq(started.load(), 6);
+    ck_assert_int_eq(at_exit, 6);
+  }
+  int code = 0;
+  std::thread t([&] {
+    try {
+      mr::parallel_for(0, 10, [](int) {});
+    } catch (const mr::error &e) {
+      code = e.code();
+    }
+  });
+  t.join();
+  ck_assert_int_eq(code, MR_ENOTENGINE);
+  std::atomic<int> ran{0};
+  int in_region = mr::blocking([&] {
+    try {
+      mr::parallel_for(0, 10, [&](int) { ran++; });
+    } catch (const mr::error &e) {
+      return e.code();
+    }
+    return 0;
+  });
+  if (in_region == 0)
+    ck_assert_int_eq(ran.load(), 10);
+  else
+    ck_assert_int_eq(in_region, MR_ENOTENGINE);
+}
+END_TEST
+
+// Durations too long for nanoseconds in an int64 (1,000 years, seconds::max(), a double of
+// 1e30 s) sleep as long as nanoseconds::max() lets them: none returns within 100 ms. A ticker of
+// hours::max() is made and its first wait does not return either. Contexts of a drop channel, so
+// that MR_shutdown drops them.
+START_TEST(test_long_durations) {
+  using namespace std::chrono;
+  MR_Config c = mr_test_config(2);
+  mr::runtime rt(&c);
+  MR_ChannelOptions co = mr::channel_options();
+  co.close = MR_CLOSE_DROP;
+  int ch = mr::channel_create(co);
+  std::atomic<int> returned{0}, started{0};
+  std::vector<std::shared_ptr<mr::future<int>>> out;
+  auto sleeper = [&](auto d) {
+    out.push_back(mr::spawn(
+        [&, d] {
+          started++;
+          mr::sleep_for(d);
+          returned++;
+          return 0;
+        },
+        mr::spawn_options(ch)));
+  };
+  sleeper(hours(24 * 365 * 1000));
+  sleeper(seconds::max());
+  sleeper(hours::max());
+  sleeper(duration<double>(1e30));
+  out.push_back(mr::spawn(
+      [&] {
+        mr::ticker tk(hours::max());
+        started++;
+        (void)tk.wait();
+        returned++;
+        return 0;
+      },
+      mr::spawn_options(ch)));
+  for (int w = 0; w < 2000 && started.load() + returned.load() < 5; w++)
+    mr::sleep_for(milliseconds(1));
+  mr::sleep_for(milliseconds(100));
+  ck_assert_int_eq(returned.load(), 0);
+  ck_assert_int_eq(started.load(), 5);
+  // The exact conversions below the limit are unchanged.
+  auto t0 = steady_clock::now();
+  mr::sleep_for(duration<double, std::milli>(3.5));
+  ck_assert(steady_clock::now() - t0 >= microseconds(3500));
+  mr::sleep_for(duration<long long, std::pico>(999));  // under a nanosecond: at once
+}
+END_TEST
+
 // The channel wrappers: mr::channel_create, mr::channel_current, mr::yield, mr::channel_stats,
 // mr::spawn with MR_SpawnOptions; errors are mr::error with their code.
 template <class F>
@@ -459,12 +573,14 @@ int main(void) {
   tcase_add_test(tc, test_spawn_carries_exceptions);
   tcase_add_test(tc, test_result_whose_move_throws);
   tcase_add_test(tc, test_parallel_for);
+  tcase_add_test(tc, test_parallel_for_cleans_up);
   tcase_add_test(tc, test_exception_reaches_joiner_after_all_branches);
   tcase_add_test(tc, test_first_branch_exception_wins);
   tcase_add_test(tc, test_parallel_invoke_from_foreign_threads);
   tcase_add_test(tc, test_blocking_region);
   tcase_add_test(tc, test_runtime_error_is_an_exception);
   tcase_add_test(tc, test_time);
+  tcase_add_test(tc, test_long_durations);
   tcase_add_test(tc, test_channels);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
