@@ -47,28 +47,31 @@ typedef struct MR_GcHooks {
   void *data;
 } MR_GcHooks;
 
-/* Make *hooks empty: every hook NULL, data NULL, size sizeof(MR_GcHooks). Any thread. */
+/* Empty a collector's hooks record: every hook NULL, data NULL, size sizeof(MR_GcHooks). Any
+ * thread. */
 MR_EXTERN void MR_gc_hooks_init(MR_GcHooks *hooks);
 
-/* Make MR_init(cfg) install *hooks (copied by MR_init; hooks itself need only live until then),
- * or no hooks when hooks is NULL. cfg must have been filled by MR_config_default. Any thread.
- * Returns 0, or MR_EINVAL (cfg NULL or from an older MR_config_default, hooks->size too small). */
+/* Give MR_init(cfg) a collector's hooks to install. *hooks (MR_GcHooks: each hook's contract is
+ * in mrengine_gc.h and doc/gc.md) is copied by MR_init, so it need only live until then; NULL
+ * means no hooks. cfg must have been filled by MR_config_default. Any thread. Returns 0, or
+ * MR_EINVAL (cfg NULL or from an older MR_config_default, hooks->size too small). */
 MR_EXTERN int MR_gc_set_hooks(MR_Config *cfg, const MR_GcHooks *hooks);
 
 /* A range of a stack that no thread runs on: [lo, hi), lo the saved stack pointer (the lowest
  * address of the registers saved when the stack was left), hi its base. */
 typedef void (*MR_GcStackFn)(void *lo, void *hi, void *arg);
 
-/* Call fn(lo, hi, arg) for every stack of mrengine's that no thread runs on: suspended contexts
+/* List the stacks no thread runs on: fn(lo, hi, arg) for each, suspended contexts
  * (waiting at a join, a future, a timer, a descriptor, a channel, in a queue to run, or free in a
  * cache), engine 0's scheduler while a context runs on engine 0, and the own stack of every
  * engine and backup thread while a context runs on it. Takes no lock and allocates nothing: meant
- * for a collector that has stopped every thread of the process that mrengine created or runs
- * (between their switch_begin and switch_end: see above), from any thread. Nothing is reported
- * when no hooks were installed at MR_init. Returns the number of ranges reported. */
+ * for a collector that has stopped every thread mrengine created or runs contexts on, none of them
+ * between its switch_begin and switch_end (see MR_GcHooks), and calls it from any thread. Stacks
+ * are listed only while a runtime started with hooks runs. Returns the number of ranges reported
+ * (0 when fn is NULL). */
 MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg);
 
-/* Wire the hooks for the Boehm-Demers-Weiser collector (bdwgc 8.2 or later) into cfg: each thread
+/* Wire the hooks for the Boehm-Demers-Weiser collector (bdwgc 8.2 or later) into cfg. Each thread
  * mrengine creates is registered and unregistered (GC_register_my_thread), each switch tells the
  * collector the stack the thread now runs on (GC_set_stackbottom, under the allocation lock), and
  * each collection also scans the suspended stacks (GC_set_push_other_roots, chained to the
