@@ -416,6 +416,7 @@ START_TEST(test_sparks_carry_pointers) {
     ck_assert_uint_eq(root.out->sum, (1u << 13) - 1);
     ck_assert_uint_eq(count_tree(root.out), (1u << 13) - 1);
   }
+  if (engine_counts[_i] > 1) ck_assert_uint_gt(MR_TEST_STAT(sparks_stolen), 0);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
