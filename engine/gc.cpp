@@ -8,6 +8,8 @@
 #include <mutex>
 #include <new>
 
+#include "fatal.hpp"
+
 namespace mr::engine::gc {
 
 Hooks g_hooks;
@@ -69,12 +71,8 @@ void add_own(Stack *s) {
     if (pthread_attr_getstack(&a, &addr, &size) != 0) addr = nullptr;
     pthread_attr_destroy(&a);
   }
-  if (!addr) {
-    // No attributes (not expected on Linux): from the current frame up to what the collector
-    // may still clip; a range that starts at a live frame is what the thread scans anyway.
-    addr = __builtin_frame_address(0);
-    size = 0;
-  }
+  // Without its bounds the collector could not be told where this stack is: never on Linux.
+  if (!addr) fatal("cannot find the bounds of a thread's stack for the collector's hooks");
   s->lo = addr;
   s->hi = static_cast<char *>(addr) + size;
   s->saved.store(nullptr, std::memory_order_relaxed);  // relaxed: published by link's release
