@@ -28,6 +28,7 @@ struct Backup {
   bool exit = false;
   boost::context::fiber home;   // the backup's own continuation while it runs ctx
   san::Fiber home_san;          // the backup thread's own stack, for the sanitizers
+  gc::Stack home_gc;            // and for a collector (gc.hpp)
   overflow::AltStack altstack;  // the backup thread's alternate signal stack
   Backup *next_idle = nullptr;  // protected by Runtime::backup_lock
 };
@@ -54,16 +55,20 @@ namespace {
 // (blocking_end switches back here, having put the backup back on the idle list).
 void *backup_main(void *arg) {
   auto *b = static_cast<Backup *>(arg);
+  gc::thread_begin();  // a collector's, before anything else
   t_backup = b;
   san::init_thread(b->home_san);
+  gc::add_own(&b->home_gc);
   (void)overflow::altstack_on(b->altstack);
   for (;;) {
     sem_wait_posted(&b->go);
     if (b->exit) {
       overflow::altstack_off(b->altstack);
+      gc::remove(&b->home_gc);
+      gc::thread_end();  // last of all
       return nullptr;
     }
-    resume_context(b->ctx, b->home_san, b->home);
+    resume_context(b->ctx, b->home_san, b->home_gc, b->home);
     // The context has left its region: blocking_end's ontop function put this backup back on
     // the idle list (it may already have a new context: the semaphore counts it) and scheduled
     // the context onto an engine.
@@ -186,7 +191,7 @@ void blocking_end() {
   c->offloaded = false;
   int saved_errno = errno;  // the region's last errno, set on the backup thread
   // Back to the backup's loop; once c is saved, make it runnable on an engine again.
-  leave_context(c, std::move(b->home), b->home_san, [b, c] {
+  leave_context(c, std::move(b->home), b->home_san, b->home_gc, [b, c] {
     backup_idle(b);
     schedule(c);
   });

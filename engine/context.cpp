@@ -57,6 +57,7 @@ Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, C
     return nullptr;
   }
   san::init_stack(c->san, c->stack);
+  gc::add(&c->gc, c->stack);
   link(c);
   return c;
 }
@@ -71,6 +72,7 @@ void fiber_forget(ctx::fiber &f, ctx::stack_context &stack, san::Fiber &sf) {
 
 void context_destroy(Context *c) {
   unlink(c);
+  gc::remove(&c->gc);  // before its stack goes
   // A free context waits at the top of its loop, holding nothing: forget it.
   fiber_forget(c->fiber, c->stack, c->san);
   delete c;

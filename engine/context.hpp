@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <new>
 
+#include "gc.hpp"
 #include "sanitizer.hpp"
 #include "stack.hpp"
 #include "task.hpp"
@@ -102,6 +103,7 @@ struct Context {
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
   san::Fiber san;   // for the sanitizers' view of switches (sanitizer.hpp)
+  gc::Stack gc;     // for a collector's (gc.hpp)
   TraceMark trace;  // tracing only (trace.hpp)
 };
 

@@ -129,6 +129,7 @@ struct Engine : Shared {
   std::uint64_t run_since = 0;
   boost::context::fiber sched;  // the scheduler's continuation while a context runs
   san::Fiber sched_san;         // the scheduler's stack, for the sanitizers (sanitizer.hpp)
+  gc::Stack sched_gc;           // and for a collector (gc.hpp)
   boost::context::stack_context sched_stack{};  // engine 0 only: its scheduler fiber's stack
   Context *free_small[kCacheMax];               // the engine's free-context cache (cache.cpp)
   Context *free_regular[kCacheMax];

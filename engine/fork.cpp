@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "fd_claims.hpp"
+#include "gc.hpp"
 #include "overflow.hpp"
 #include "trace.hpp"
 
@@ -28,6 +29,7 @@ namespace {
 void in_child() {
   fd_claims_fork_child();
   contexts_forget_after_fork();
+  gc::forget_after_fork();
   trace::forget_after_fork();
   overflow::uninstall();  // a later MR_init installs it again (and keeps the older action)
   blocking_forget_thread();

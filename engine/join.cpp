@@ -93,7 +93,7 @@ void finish_task(Context *self, Join *j) {
       // is not moved here: self runs it, and the parent is scheduled.
       if (have) push_spark(e, t);
       enter_context(e, p);
-      leave_context(self, std::move(p->fiber), p->san, [e, self] { release_context(e, self); });
+      leave_context(self, std::move(p->fiber), p->san, p->gc, [e, self] { release_context(e, self); });
       return;
     }
     schedule(p);

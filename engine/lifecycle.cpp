@@ -19,6 +19,7 @@
 #include "engine.hpp"
 #include "fatal.hpp"
 #include "fork.hpp"
+#include "gc.hpp"
 #include "idle.hpp"
 #include "io_wait.hpp"
 #include "join.hpp"
@@ -46,7 +47,9 @@ void pin_self(Engine *e) {
 // The thread of engines 1..N-1 (Runtime::engine_thread).
 void *engine_main(void *arg) {
   Engine *e = unowned(static_cast<Shared *>(arg));  // handed to this thread, its owner
+  gc::thread_begin();                               // a collector's, before anything else
   san::init_thread(e->sched_san);                   // the scheduler runs on the thread's own stack
+  gc::add_own(&e->sched_gc);
   (void)overflow::altstack_on(e->altstack);
   set_current(e);
   pin_self(e);
@@ -54,6 +57,8 @@ void *engine_main(void *arg) {
   scheduler(e);
   set_current(nullptr);
   overflow::altstack_off(e->altstack);
+  gc::remove(&e->sched_gc);
+  gc::thread_end();  // last of all
   return nullptr;
 }
 
@@ -65,12 +70,17 @@ void destroy_runtime() {
   destroy_cached_contexts();
   io_stop(g_rt);
   poll_stop(g_rt);
-  for (int i = 0; g_rt->engines && i < g_rt->n; i++) delete unowned(g_rt->engines[i]);
+  gc::remove(&g_rt->primordial.gc);
+  for (int i = 0; g_rt->engines && i < g_rt->n; i++) {
+    if (g_rt->engines[i]) gc::remove(&unowned(g_rt->engines[i])->sched_gc);
+    delete unowned(g_rt->engines[i]);
+  }
   delete[] g_rt->engines;
   topo::release(&g_rt->place);
   if (g_rt->started_init) sem_destroy(&g_rt->started);
   delete g_rt;
   g_rt = nullptr;
+  gc::uninstall();  // every thread the runtime made has ended
 }
 
 // Any thread: the shutdown notification to every engine but engine 0 (P4).
@@ -150,6 +160,7 @@ void check_drained() {
 void free_runtime(Engine *e0, MR_ShutdownReport *dropped) {
   overflow::altstack_off(e0->altstack);
   overflow::uninstall();
+  gc::remove(&e0->sched_gc);  // before its stack goes
   fiber_forget(e0->sched, e0->sched_stack, e0->sched_san);
   topo::restore_binding(g_rt->place);
   std::uint64_t w = g_rt->census.load();
@@ -239,6 +250,7 @@ int plan_engines(std::string *err) {
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
   g_rt->primordial.bound = 0;
   san::init_thread(g_rt->primordial.san);  // the caller's own stack
+  gc::add_own(&g_rt->primordial.gc);
   e0->current = &g_rt->primordial;
   try {
     topo::place(&g_rt->place, g_rt->n, g_rt->p.pinning, g_rt->p.quiet);
@@ -255,6 +267,7 @@ int plan_engines(std::string *err) {
                       return bctx::fiber{};
                     });
     san::init_stack(e0->sched_san, e0->sched_stack);
+    gc::add(&e0->sched_gc, e0->sched_stack);
   } catch (const std::bad_alloc &) {
     if (err) *err = "out of memory while starting the runtime";
     return MR_ENOMEM;
@@ -339,6 +352,7 @@ int start(const Params &p, std::string *err) {
   if (!g_rt) return MR_ENOMEM;
   g_rt->p = p;
   g_rt->n = p.engines;
+  gc::install(&p.gc);  // before the first thread or stack the hooks must see
   g_rt->context_body = context_body;
   g_rt->engine_thread = engine_main;
   g_rt->spawned.count.store(1, std::memory_order_relaxed);       // the primordial's own unit

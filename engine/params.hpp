@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "mrengine_gc.h"
 #include "park.hpp"
 
 namespace mr::engine {
@@ -35,6 +36,7 @@ struct Params {
   bool fd_waits = false;             // MR_CONFIG_FD_WAITS: engines park in epoll_wait (io_wait.hpp)
   Policy policy = Policy::HIGHEST_FIRST;  // --schedule
   unsigned level_slice_us = 1000;         // --level-slice-us: a level's turn under round-robin
+  MR_GcHooks gc{};  // MR_Config.gc, copied: a collector's hooks (gc.hpp), all NULL for none
 };
 
 }  // namespace mr::engine

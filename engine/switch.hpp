@@ -5,7 +5,8 @@
 // Every switch is a resume_with whose ontop function, running on the destination's stack, saves
 // the source's continuation and only then publishes the source (to a free cache, a join counter,
 // a queue): so nobody can resume a context that has not finished switching away (J1). Both
-// primitives name their destination to the sanitizers (sanitizer.hpp).
+// primitives name their destination to the sanitizers (sanitizer.hpp) and, through
+// gc::switch_stacks, to a collector's hooks (gc.hpp).
 #ifndef MR_ENGINE_SWITCH_HPP
 #define MR_ENGINE_SWITCH_HPP
 
@@ -17,6 +18,7 @@
 #include "events.hpp"
 #include "exception_state.hpp"
 #include "fatal.hpp"
+#include "gc.hpp"
 #include "policy.hpp"
 #include "wake.hpp"
 
@@ -24,30 +26,36 @@ namespace mr::engine {
 
 // Run context c from a stack that is not a context's (a scheduler, a backup thread's loop):
 // that stack's continuation goes into `slot` until c switches back to it.
-inline void resume_context(Context *c, san::Fiber &from, boost::context::fiber &slot) {
+inline void resume_context(Context *c, san::Fiber &from, gc::Stack &from_gc,
+                           boost::context::fiber &slot) {
   boost::context::fiber f = std::move(c->fiber);
-  san::leave(from, c->san);
-  (void)std::move(f).resume_with([c, &slot](boost::context::fiber &&back) {
-    san::arrive(c->san);
-    slot = std::move(back);
-    return boost::context::fiber{};
-  });
+  gc::switch_stacks(
+      std::move(f), from_gc, c->gc, [&from, c] { san::leave(from, c->san); },
+      [c, &slot](boost::context::fiber &&back, auto arrive) {
+        san::arrive(c->san);
+        arrive(back);
+        slot = std::move(back);
+        return boost::context::fiber{};
+      });
 }
 
-// Leave context self for the continuation `to` (whose stack is `to_san`): self is saved in
-// self->fiber, and only then does `publish` run, on the destination's stack (J1). Self's C++
-// exception state goes with it, kept in this frame, and is put back on whatever thread resumes
-// it; the destination finds the thread's state empty (exception_state.hpp).
+// Leave context self for the continuation `to` (whose stacks are `to_san` and `to_gc`): self is
+// saved in self->fiber, and only then does `publish` run, on the destination's stack (J1). Self's
+// C++ exception state goes with it, kept in this frame, and is put back on whatever thread
+// resumes it; the destination finds the thread's state empty (exception_state.hpp).
 template <class F>
-void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san, F publish) {
+void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san,
+                   gc::Stack &to_gc, F publish) {
   const ExceptionState exceptions = exceptions_take();
-  san::leave(self->san, to_san);
-  (void)std::move(to).resume_with([self, &to_san, publish](boost::context::fiber &&back) {
-    san::arrive(to_san);
-    self->fiber = std::move(back);
-    publish();
-    return boost::context::fiber{};
-  });
+  gc::switch_stacks(
+      std::move(to), self->gc, to_gc, [self, &to_san] { san::leave(self->san, to_san); },
+      [self, &to_san, publish](boost::context::fiber &&back, auto arrive) {
+        san::arrive(to_san);
+        arrive(back);
+        self->fiber = std::move(back);
+        publish();
+        return boost::context::fiber{};
+      });
   exceptions_put(exceptions);
 }
 
@@ -83,7 +91,7 @@ inline void enter_context(Engine *e, Context *c) {
 // Called only by engine e's scheduler: run c until something switches back to the scheduler.
 inline void run_context(Engine *e, Context *c) {
   enter_context(e, c);
-  resume_context(c, e->sched_san, e->sched);
+  resume_context(c, e->sched_san, e->sched_gc, e->sched);
 }
 
 // Called only by a context on engine e: switch to e's scheduler; `publish` runs on the
@@ -92,7 +100,7 @@ template <class F>
 void switch_to_scheduler(Engine *e, Context *self, F publish) {
   e->current = nullptr;
   account_channel(e, -1);
-  leave_context(self, std::move(e->sched), e->sched_san, publish);
+  leave_context(self, std::move(e->sched), e->sched_san, e->sched_gc, publish);
 }
 
 // How many hand-offs in a row an engine makes before it goes through its scheduler (suspend_self).
@@ -149,7 +157,7 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
   if (next) {
     e->handoffs++;
     enter_context(e, next);
-    leave_context(self, std::move(next->fiber), next->san, [e, self, &publish] {
+    leave_context(self, std::move(next->fiber), next->san, next->gc, [e, self, &publish] {
       // self may go on at once (what it waits for came meanwhile): it runs when next leaves
       // the engine, by this same path or through the scheduler, as below.
       if (publish(self)) e->next_ctx = self;

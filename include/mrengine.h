@@ -63,7 +63,8 @@ extern "C" {
   XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")          \
   XX(ECLOSED, -21, "closed: the scope has ended, or the channel is closed")                    \
   XX(EDROPPED, -22, "the context was dropped before its function returned")                    \
-  XX(EDEADLK, -23, "the caller would wait for itself (it is a context of that channel)")
+  XX(EDEADLK, -23, "the caller would wait for itself (it is a context of that channel)")     \
+  XX(ENOTSUP, -24, "not supported by this build of mrengine")
 
 /* An enum made of a table, which clang-format would take for an expression. */
 /* clang-format off */
@@ -71,7 +72,7 @@ typedef enum {
 #define MR_ERR_ENUM_(name, value, text) MR_##name = (value),
   MR_ERRNO_MAP(MR_ERR_ENUM_)
 #undef MR_ERR_ENUM_
-  MR_ERRNO_END_ = -24
+  MR_ERRNO_END_ = -25
 } MR_Errno;
 /* clang-format on */
 
@@ -114,6 +115,7 @@ typedef struct MR_Config {
   MR_ParkFn park;      /* the park hook (above), or NULL for the engines' semaphores */
   MR_UnparkFn unpark;  /* set together with park */
   void *park_ctx;      /* passed to both */
+  const struct MR_GcHooks *gc; /* a collector's hooks (mrengine_gc.h, MR_gc_set_hooks) or NULL */
 } MR_Config;
 
 /* Don't read MRENGINE_OPTIONS. */
@@ -487,6 +489,7 @@ MR_EXTERN void MR_blocking_begin(void);
 MR_EXTERN void MR_blocking_end(void);
 
 /* The rest of the C ABI, by concept. */
+#include "mrengine_gc.h"
 #include "mrengine_poll.h"
 #include "mrengine_stats.h"
 #include "mrengine_time.h"

@@ -287,6 +287,14 @@ int make_params(const MR_Config *cfg, engine::Params *p, std::string *err) {
     *err = "MR_CONFIG_FD_WAITS needs the engines' own park: leave MR_Config.park unset";
     return MR_EINVAL;
   }
+  if (c.gc) {
+    if (c.gc->size < sizeof(MR_GcHooks)) {
+      *err = "MR_Config.gc->size is " + std::to_string(c.gc->size) +
+             " (expected sizeof(MR_GcHooks): MR_gc_hooks_init)";
+      return MR_EINVAL;
+    }
+    p->gc = *c.gc;
+  }
   if (c.options) {
     int rc = parse_options(c.options, "MR_Config.options", p, err);
     if (rc) return rc;

@@ -221,9 +221,10 @@ START_TEST(test_error_table) {
     ck_assert_str_ne(MR_strerror(e), "unknown error");
     ck_assert_str_ne(MR_err_name(e), "MR_EUNKNOWN");
   }
-  /* The table ends just above MR_ERRNO_END_, with the channels' codes last. */
+  /* The table ends just above MR_ERRNO_END_, with the collectors' code last. */
   ck_assert_str_eq(MR_err_name(MR_ERRNO_END_), "MR_EUNKNOWN");
-  ck_assert_int_eq(MR_EDEADLK, MR_ERRNO_END_ + 1);
+  ck_assert_int_eq(MR_ENOTSUP, MR_ERRNO_END_ + 1);
+  ck_assert_str_eq(MR_err_name(MR_ENOTSUP), "MR_ENOTSUP");
   ck_assert_str_eq(MR_err_name(MR_EDEADLK), "MR_EDEADLK");
   ck_assert_str_eq(MR_err_name(MR_EDROPPED), "MR_EDROPPED");
   ck_assert_str_eq(MR_err_name(MR_ECLOSED), "MR_ECLOSED");

@@ -1,0 +1,29 @@
+// gc_api.cpp: the C ABI of mrengine_gc.h but MR_gc_use_boehm (gc_boehm.cpp): a collector's hooks
+// and the suspended stacks it scans (engine/gc.hpp).
+#include "config.h"
+
+#include <cstddef>
+#include <cstring>
+
+#include "engine/gc.hpp"
+#include "mrengine_gc.h"
+
+MR_EXTERN void MR_gc_hooks_init(MR_GcHooks *hooks) {
+  if (!hooks) return;
+  std::memset(hooks, 0, sizeof *hooks);
+  hooks->size = sizeof *hooks;
+}
+
+MR_EXTERN int MR_gc_set_hooks(MR_Config *cfg, const MR_GcHooks *hooks) {
+  // The config must know the field (MR_config_default of this version or a later one).
+  if (!cfg || cfg->size < offsetof(MR_Config, gc) + sizeof cfg->gc || cfg->size > 4096)
+    return MR_EINVAL;
+  if (hooks && hooks->size < sizeof(MR_GcHooks)) return MR_EINVAL;
+  cfg->gc = hooks;
+  return 0;
+}
+
+MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg) {
+  if (!fn) return 0;
+  return mr::engine::gc::each_suspended(fn, arg);
+}
