@@ -210,6 +210,11 @@ extern Runtime *g_rt;
 // running().
 extern std::atomic<bool> g_running;
 
+// Does a runtime exist or is one being built or freed? start() takes it (an exchange: of racing
+// MR_inits one wins, the others see it taken and refuse with MR_EBUSY); it is given back only
+// once the runtime is freed (destroy_runtime), so that no start overlaps a shutdown's last steps.
+extern std::atomic<bool> g_claimed;
+
 // The engine of the calling thread, nullptr on a thread that is not an engine. initial-exec: the
 // stack overflow handler reads it and must not call __tls_get_addr; constinit: no dynamic
 // initialisation, so no init-function check on each read. Code that may switch contexts between

@@ -71,6 +71,8 @@ void destroy_runtime() {
   if (g_rt->started_init) sem_destroy(&g_rt->started);
   delete g_rt;
   g_rt = nullptr;
+  // store-release: pairs with the next start()'s exchange, which then sees this runtime gone.
+  g_claimed.store(false, std::memory_order_release);
 }
 
 // Any thread: the shutdown notification to every engine but engine 0 (P4).
@@ -334,9 +336,17 @@ int start_engine_threads(std::string *err) {
 }  // namespace
 
 int start(const Params &p, std::string *err) {
+  // acquire: pairs with destroy_runtime's release, so the last runtime's frees come before.
+  if (g_claimed.exchange(true, std::memory_order_acquire)) {
+    if (err) *err = "MR_init called while the runtime is running";
+    return MR_EBUSY;
+  }
   watch_forks();  // the child of a fork() starts with no runtime (fork.hpp)
   g_rt = new (std::nothrow) Runtime;
-  if (!g_rt) return MR_ENOMEM;
+  if (!g_rt) {
+    g_claimed.store(false, std::memory_order_release);  // as destroy_runtime's
+    return MR_ENOMEM;
+  }
   g_rt->p = p;
   g_rt->n = p.engines;
   g_rt->context_body = context_body;

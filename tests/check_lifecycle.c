@@ -204,6 +204,130 @@ START_TEST(test_shutdown_now_errors) {
 }
 END_TEST
 
+/* A thread that is not an engine forks a branch that sleeps, and waits at its join while the
+ * primordial shuts down: MR_shutdown waits for the branch (the default channel completes its
+ * work), drops nothing, and the thread's join returns (before, the branch's context was dropped,
+ * "dropped contexts 1", and the join never returned). */
+static atomic_int thread_forked, thread_joined, branch_ran;
+
+static void sleepy_branch(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(50 * 1000000ull), 0);
+  atomic_fetch_add(&branch_ran, 1);
+}
+
+static void *fork_and_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  atomic_store(&thread_forked, 1);
+  MR_join_and_continue(&st);
+  atomic_store(&thread_joined, 1);
+  return NULL;
+}
+
+START_TEST(test_shutdown_waits_for_a_threads_join) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&thread_forked, 0);
+    atomic_store(&thread_joined, 0);
+    atomic_store(&branch_ran, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fork_and_join, NULL), 0);
+    while (!atomic_load(&thread_forked)) sched_yield();
+    MR_ShutdownReport r;
+    MR_shutdown_report_init(&r);
+    ck_assert_int_eq(MR_shutdown_report(&r), 0);
+    ck_assert_uint_eq(r.contexts_dropped, 0);
+    ck_assert_uint_eq(r.sparks_dropped, 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 1);
+    /* The thread may still be on its way out of the join; it must get there. */
+    for (int w = 0; w < 2000 && !atomic_load(&thread_joined); w++) mr_test_sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&thread_joined), 1);
+    pthread_join(t, NULL);
+  }
+}
+END_TEST
+
+/* ---- who may start and stop the runtime ---- */
+
+/* Threads that race MR_init: one runtime at a time; every other call is refused with MR_EBUSY
+ * (it crashed before: both built a runtime into the same global). The winner works and stops
+ * it; a loser may then win in turn. */
+enum { RACERS = 3 };
+static pthread_barrier_t race_start;
+static atomic_int race_won;
+
+static void *init_racer(void *arg) {
+  int *rc = (int *)arg;
+  MR_Config c = mr_test_config(2);
+  c.flags |= MR_CONFIG_QUIET;
+  pthread_barrier_wait(&race_start);
+  *rc = MR_init(&c);
+  if (*rc == 0) {
+    atomic_fetch_add(&race_won, 1);
+    if (mr_test_pfib(15) != 610) *rc = 1000;
+    if (MR_shutdown() != 0) *rc = 1001;
+  }
+  return NULL;
+}
+
+START_TEST(test_init_races_init) {
+  int threads0 = mr_test_count_threads();
+  for (int round = 0; round < 300; round++) {
+    pthread_t t[RACERS];
+    int rc[RACERS];
+    atomic_store(&race_won, 0);
+    pthread_barrier_init(&race_start, NULL, RACERS);
+    for (int i = 0; i < RACERS; i++) ck_assert_int_eq(pthread_create(&t[i], NULL, init_racer, &rc[i]), 0);
+    for (int i = 0; i < RACERS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&race_start);
+    for (int i = 0; i < RACERS; i++) ck_assert(rc[i] == 0 || rc[i] == MR_EBUSY);
+    ck_assert_int_ge(atomic_load(&race_won), 1);
+    ck_assert_int_eq(MR_num_engines(), 0);
+  }
+  mr_test_expect_threads(threads0);
+}
+END_TEST
+
+/* An MR_init while another thread's MR_shutdown frees the runtime: MR_EBUSY until that runtime is
+ * gone, then a runtime of its own (before, it could start between the running flag's clearing
+ * and the old runtime's deletion, and the deletion took its runtime). */
+
+static void *init_during_shutdown(void *arg) {
+  int *rc = (int *)arg;
+  MR_Config c = mr_test_config(2);
+  c.flags |= MR_CONFIG_QUIET;
+  *rc = MR_EBUSY;
+  while (*rc == MR_EBUSY) {
+    *rc = MR_init(&c);
+    if (*rc == MR_EBUSY) sched_yield();
+  }
+  if (*rc == 0) {
+    if (mr_test_pfib(15) != 610) *rc = 1000;
+    if (MR_shutdown() != 0) *rc = 1001;
+  }
+  return NULL;
+}
+
+START_TEST(test_init_races_shutdown) {
+  int threads0 = mr_test_count_threads();
+  for (int round = 0; round < 300; round++) {
+    mr_test_start(2, NULL);
+    pthread_t t;
+    int rc = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, init_during_shutdown, &rc), 0);
+    ck_assert_int_eq(mr_test_pfib(12), 144);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(MR_num_engines(), 0);
+  }
+  mr_test_expect_threads(threads0);
+}
+END_TEST
+
 int main(void) {
   /* One malloc arena: the mapping count then only moves with what the runtime maps itself. */
   mallopt(M_ARENA_MAX, 1);
@@ -218,6 +342,11 @@ int main(void) {
   tcase_add_test(tc, test_shutdown_now_waits_for_running_contexts);
   tcase_add_test(tc, test_shutdown_now_in_flight_leaves_nothing);
   tcase_add_test(tc, test_shutdown_now_errors);
+  suite_add_tcase(s, tc);
+  tc = mr_tcase("start_stop", 120);
+  tcase_add_test(tc, test_init_races_init);
+  tcase_add_test(tc, test_init_races_shutdown);
+  tcase_add_test(tc, test_shutdown_waits_for_a_threads_join);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
