@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "blocking.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "events.hpp"
@@ -148,8 +149,14 @@ void give_spawn_units(Join &spawned, std::uint32_t n) {
 thread_local std::vector<std::pair<Join *, std::uint32_t>> t_outside_forks;
 
 // A thread that is not an engine forks fn(env) into j: counted in Runtime::spawned and injected;
-// once MR_shutdown's wait has ended no engine would run it, so the thread runs it itself.
+// once MR_shutdown's wait has ended no engine would run it, so the thread runs it itself. A
+// context in a blocking region (on a backup thread) may join on an engine after the region: its
+// branches are not counted, MR_shutdown waits for them through that context's own join.
 void fork_outside(Join *j, MR_TaskFn fn, void *env) {
+  if (context_on_this_thread()) {
+    inject(Task{fn, env, j});
+    return;
+  }
   if (!take_spawn_unit(g_rt->spawned)) {
     fn(env);
     // The parent's own arrival is still to come: never the last.

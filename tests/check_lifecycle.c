@@ -250,6 +250,30 @@ START_TEST(test_shutdown_waits_for_a_threads_join) {
 }
 END_TEST
 
+/* A context forks in a blocking region (on a backup thread, as a thread that is not an engine)
+ * and joins after the region, on an engine: MR_shutdown still returns (the branch is the
+ * context's, not a thread's to give back). */
+static void region_fork_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_blocking_begin();
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  MR_blocking_end();
+  MR_join_and_continue(&st);
+}
+
+START_TEST(test_shutdown_after_a_region_fork) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&branch_ran, 0);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(MR_spawn(region_fork_join, NULL, NULL), 0);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 4);
+  }
+}
+END_TEST
+
 /* ---- who may start and stop the runtime ---- */
 
 /* Threads that race MR_init: one runtime at a time; every other call is refused with MR_EBUSY
@@ -347,6 +371,7 @@ int main(void) {
   tcase_add_test(tc, test_init_races_init);
   tcase_add_test(tc, test_init_races_shutdown);
   tcase_add_test(tc, test_shutdown_waits_for_a_threads_join);
+  tcase_add_test(tc, test_shutdown_after_a_region_fork);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
