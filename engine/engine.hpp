@@ -189,7 +189,7 @@ struct Runtime {
   // Blocking regions' backup threads (blocking.cpp).
   std::mutex backup_lock;  // protects the two fields below
   Backup *idle_backups = nullptr;
-  std::vector<Backup *> backups;  // every backup thread created, to join at stop
+  std::vector<Backup *> backups;  // every backup thread created or being created, to join at stop
   PollEngine *polls = nullptr;    // one per engine: its polled waits (poll_wait.hpp)
   IoEngine *io = nullptr;         // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
   // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
