@@ -218,7 +218,10 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
       break;
     }
     note(e, Event::sparks_run_local);
+    Context *self = e->current;  // the same record wherever t.fn resumes it
+    self->inline_branches++;
     t.fn(t.env);
+    self->inline_branches--;
     ran++;
     e = this_engine();  // t.fn may have suspended and resumed this context on another engine
   }

@@ -333,6 +333,14 @@ int start_engine_threads(std::string *err) {
   return 0;
 }
 
+// Is the caller the primordial context itself, not a branch the library's join runs inline on
+// its stack, nor a blocking region run in place? (Stolen, that branch or region would not be the
+// primordial; either way the primordial's join or region is unfinished.)
+bool at_primordial(const Engine *e) {
+  const Context &p = g_rt->primordial;
+  return e && e->id == 0 && e->current == &p && p.inline_branches == 0 && p.blocking_depth == 0;
+}
+
 }  // namespace
 
 int start(const Params &p, std::string *err) {
@@ -381,7 +389,7 @@ int start(const Params &p, std::string *err) {
 
 int stop(MR_ShutdownReport *dropped) {
   Engine *e = this_engine();
-  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  if (!at_primordial(e)) return MR_ENOTENGINE;
   // Drop channels' work is dropped from now on (close.hpp).
   begin_closing();
   // Wait for every spawned context of a complete channel, and close the counter at zero so
@@ -398,7 +406,7 @@ int stop(MR_ShutdownReport *dropped) {
 
 int stop_now(MR_ShutdownReport *dropped) {
   Engine *e = this_engine();
-  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  if (!at_primordial(e)) return MR_ENOTENGINE;
   finish_stop(e, dropped, false);
   return 0;
 }

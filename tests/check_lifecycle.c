@@ -274,6 +274,37 @@ START_TEST(test_shutdown_after_a_region_fork) {
 }
 END_TEST
 
+/* MR_shutdown and MR_shutdown_now from a branch that the primordial's join runs inline on its
+ * stack, or from a blocking region it runs in place, are refused as from a branch that was
+ * stolen (before, they freed the runtime under the unfinished join or region). The parenthesised
+ * names call the library's join, not the inline one of mrengine_view.h. */
+static void try_shutdowns(void *arg) {
+  int *rc = (int *)arg;
+  rc[0] = MR_shutdown();
+  rc[1] = MR_shutdown_now(NULL);
+}
+
+START_TEST(test_shutdown_refused_inside_a_join_or_region) {
+  int rc[2] = {0, 0};
+  mr_test_start(1, "--max-backup-threads 0"); /* nobody steals; a region runs in place */
+  MR_SyncTerm st;
+  (MR_sync_term_init)(&st, 2);
+  (MR_fork_new_child)(&st, try_shutdowns, rc);
+  (MR_join_and_continue)(&st);
+  ck_assert_int_eq(rc[0], MR_ENOTENGINE);
+  ck_assert_int_eq(rc[1], MR_ENOTENGINE);
+  ck_assert_int_eq(MR_num_engines(), 1);
+  rc[0] = rc[1] = 0;
+  MR_blocking_begin();
+  ck_assert_int_eq(MR_engine_id(), 0); /* in place */
+  try_shutdowns(rc);
+  MR_blocking_end();
+  ck_assert_int_eq(rc[0], MR_ENOTENGINE);
+  ck_assert_int_eq(rc[1], MR_ENOTENGINE);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- who may start and stop the runtime ---- */
 
 /* Threads that race MR_init: one runtime at a time; every other call is refused with MR_EBUSY
@@ -372,6 +403,7 @@ int main(void) {
   tcase_add_test(tc, test_init_races_shutdown);
   tcase_add_test(tc, test_shutdown_waits_for_a_threads_join);
   tcase_add_test(tc, test_shutdown_after_a_region_fork);
+  tcase_add_test(tc, test_shutdown_refused_inside_a_join_or_region);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
