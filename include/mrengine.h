@@ -133,8 +133,8 @@ MR_EXTERN void MR_config_default(MR_Config *cfg);
  * stacks could not be made (nothing is left behind). Call from a thread that is not an engine;
  * threads may call it at the same time, and while another thread's MR_shutdown runs: one runtime
  * exists at a time, and MR_init returns MR_EBUSY while one runs, starts or is being shut down
- * (until that MR_shutdown has returned). The child of a fork() has no runtime (the parent's is left to the parent) and may call MR_init
- * to start one of its own (doc/api.md, "fork()"). */
+ * (until that MR_shutdown has returned). The child of a fork() has no runtime (the parent's is
+ * left to the parent) and may call MR_init to start one of its own (doc/api.md, "fork()"). */
 MR_EXTERN int MR_init(const MR_Config *cfg);
 
 /* The message of the last MR_init failure in this process, or "" if none. Any thread. */

@@ -335,7 +335,8 @@ START_TEST(test_init_races_init) {
     int rc[RACERS];
     atomic_store(&race_won, 0);
     pthread_barrier_init(&race_start, NULL, RACERS);
-    for (int i = 0; i < RACERS; i++) ck_assert_int_eq(pthread_create(&t[i], NULL, init_racer, &rc[i]), 0);
+    for (int i = 0; i < RACERS; i++)
+      ck_assert_int_eq(pthread_create(&t[i], NULL, init_racer, &rc[i]), 0);
     for (int i = 0; i < RACERS; i++) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&race_start);
     for (int i = 0; i < RACERS; i++) ck_assert(rc[i] == 0 || rc[i] == MR_EBUSY);
