@@ -3,13 +3,6 @@
 
 #include "join.hpp"
 
-#include <algorithm>
-#include <iterator>
-#include <new>
-#include <utility>
-#include <vector>
-
-#include "blocking.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "events.hpp"
@@ -125,67 +118,6 @@ void inject(const Task &t) {
   work_posted(-1);
 }
 
-// Count one more unit in a spawn counter (Runtime::spawned), unless MR_shutdown's wait on it has
-// ended (count 0): then false.
-bool take_spawn_unit(Join &spawned) {
-  std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
-  do {
-    if (c == 0) return false;
-    // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
-  } while (!spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
-  return true;
-}
-
-// Give back n units of a spawn counter: the last wakes MR_shutdown's wait (J1, as a branch's
-// end).
-void give_spawn_units(Join &spawned, std::uint32_t n) {
-  if (arrive_at_join(&spawned, n) == n) schedule(spawned.parent);
-}
-
-// The branches a thread that is not an engine has forked and not yet joined, per sync term:
-// each holds a unit of Runtime::spawned, so that MR_shutdown waits for them and the thread's
-// join returns (dropped, the thread would wait forever). Nested terms are joined innermost
-// first, so the term joined is found at the back. Only the thread's own.
-thread_local std::vector<std::pair<Join *, std::uint32_t>> t_outside_forks;
-
-// A thread that is not an engine forks fn(env) into j: counted in Runtime::spawned and injected;
-// once MR_shutdown's wait has ended no engine would run it, so the thread runs it itself. A
-// context in a blocking region (on a backup thread) may join on an engine after the region: its
-// branches are not counted, MR_shutdown waits for them through that context's own join.
-void fork_outside(Join *j, MR_TaskFn fn, void *env) {
-  if (context_on_this_thread()) {
-    inject(Task{fn, env, j});
-    return;
-  }
-  if (!take_spawn_unit(g_rt->spawned)) {
-    fn(env);
-    // The parent's own arrival is still to come: never the last.
-    if (arrive_at_join(j, 1) <= 1) fatal(kTooManyBranches);
-    return;
-  }
-  try {
-    auto it = std::find_if(t_outside_forks.rbegin(), t_outside_forks.rend(),
-                           [j](const auto &f) { return f.first == j; });
-    if (it != t_outside_forks.rend())
-      it->second++;
-    else
-      t_outside_forks.emplace_back(j, 1);
-  } catch (const std::bad_alloc &) {
-    fatal("out of memory recording a fork from a thread that is not an engine");
-  }
-  inject(Task{fn, env, j});
-}
-
-// After a thread that is not an engine joined j: give back the units of j's branches.
-void joined_outside(Join *j) {
-  auto it = std::find_if(t_outside_forks.rbegin(), t_outside_forks.rend(),
-                         [j](const auto &f) { return f.first == j; });
-  if (it == t_outside_forks.rend()) return;  // nothing forked into j from this thread
-  std::uint32_t n = it->second;
-  t_outside_forks.erase(std::next(it).base());
-  give_spawn_units(g_rt->spawned, n);
-}
-
 }  // namespace
 
 void context_body(Context *self) {
@@ -200,7 +132,7 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   Engine *e = this_engine();
   if (!e) {
     if (!running()) fatal("MR_fork_new_child called while the runtime is not running");
-    fork_outside(j, fn, env);
+    inject(Task{fn, env, j});
     return;
   }
   note(e, Event::sparks_pushed);
@@ -240,7 +172,6 @@ void join_wait(Join *j, std::uint32_t ran) {
     if (!running()) fatal("MR_join_and_continue called while the runtime is not running");
     MR_CHECK(ran == 0, "branches run inline by a thread that is not an engine");
     suspend_on_join(nullptr, j);
-    joined_outside(j);
     return;
   }
   // The branches run inline here (and the `ran` the caller ran) arrive together at the end:
@@ -289,16 +220,20 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
   // A drop channel's context is not waited for: its join keeps a unit of its own (Runtime).
   Join &spawned = drops ? g_rt->spawned_drop : g_rt->spawned;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
-  if (!take_spawn_unit(spawned)) {
-    if (root) root_done(channel);
-    return MR_ESHUTDOWN;
-  }
+  std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
+  do {
+    if (c == 0) {
+      if (root) root_done(channel);
+      return MR_ESHUTDOWN;
+    }
+    // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
+  } while (!spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
   Context *ctx = get_context(e, ContextKind::REGULAR);
   if (!ctx) {
     // Undo our units; the primordial cannot be waiting on it alone (we were counted, it is >= 2
     // unless the waiter already left, and it only leaves at 0).
     if (root) root_done(channel);
-    give_spawn_units(spawned, 1);
+    if (arrive_at_join(&spawned, 1) == 1) schedule(spawned.parent);  // J1, as a branch's end
     return MR_ENOMEM;
   }
   if (root) {
