@@ -140,8 +140,10 @@ MR_EXTERN int MR_init(const MR_Config *cfg);
 /* The message of the last MR_init failure in this process, or "" if none. Any thread. */
 MR_EXTERN const char *MR_init_error_message(void);
 
-/* Wait until every spawned context has finished, stop every engine whatever its state, join
- * their threads and free every stack. Returns 0; MR_ENOTINIT if not running;
+/* Wait until every spawned context has finished, and every branch that a thread that is not an
+ * engine forked (so that the thread's MR_join_and_continue returns; a branch such a thread forks
+ * once this wait has ended runs on that thread, in MR_fork_new_child), stop every engine whatever
+ * its state, join their threads and free every stack. Returns 0; MR_ENOTINIT if not running;
  * MR_ENOTENGINE if not called from the primordial context (the code that called MR_init) itself:
  * also from a branch that the library's MR_join_and_continue runs on the primordial's stack and
  * from a blocking region run in place there (the join or region is unfinished; a branch the

@@ -204,6 +204,117 @@ START_TEST(test_shutdown_now_errors) {
 }
 END_TEST
 
+/* A thread that is not an engine forks a branch that sleeps, and waits at its join while the
+ * primordial shuts down: MR_shutdown waits for the branch (the default channel completes its
+ * work), drops nothing, and the thread's join returns (before, the branch's context was dropped,
+ * "dropped contexts 1", and the join never returned). */
+static atomic_int thread_forked, thread_joined, branch_ran;
+
+static void sleepy_branch(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(50 * 1000000ull), 0);
+  atomic_fetch_add(&branch_ran, 1);
+}
+
+static void *fork_and_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  atomic_store(&thread_forked, 1);
+  MR_join_and_continue(&st);
+  atomic_store(&thread_joined, 1);
+  return NULL;
+}
+
+START_TEST(test_shutdown_waits_for_a_threads_join) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&thread_forked, 0);
+    atomic_store(&thread_joined, 0);
+    atomic_store(&branch_ran, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fork_and_join, NULL), 0);
+    while (!atomic_load(&thread_forked)) sched_yield();
+    MR_ShutdownReport r;
+    MR_shutdown_report_init(&r);
+    ck_assert_int_eq(MR_shutdown_report(&r), 0);
+    ck_assert_uint_eq(r.contexts_dropped, 0);
+    ck_assert_uint_eq(r.sparks_dropped, 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 1);
+    /* The thread may still be on its way out of the join; it must get there. */
+    for (int w = 0; w < 2000 && !atomic_load(&thread_joined); w++) mr_test_sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&thread_joined), 1);
+    pthread_join(t, NULL);
+  }
+}
+END_TEST
+
+/* A thread that is not an engine joins only after its branches have arrived (the inline join of
+ * mrengine_view.h could then return without calling the library), in a flat term and with the
+ * outer term of a nested pair: MR_shutdown still returns (before the hold on such a term, the
+ * units its branches held were never given back and MR_shutdown waited forever). */
+static atomic_int quick_ran;
+
+static void quick_branch(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&quick_ran, 1);
+}
+
+static void *join_after_arrival(void *arg) {
+  int nested = *(int *)arg;
+  MR_SyncTerm outer, inner;
+  MR_sync_term_init(&outer, 2);
+  MR_fork_new_child(&outer, quick_branch, NULL);
+  if (nested) {
+    MR_sync_term_init(&inner, 2);
+    MR_fork_new_child(&inner, quick_branch, NULL);
+  }
+  while (atomic_load(&quick_ran) < 1 + nested) sched_yield();
+  if (nested) MR_join_and_continue(&inner);
+  mr_test_sleep_ms(2); /* the branch's context is past its arrival */
+  MR_join_and_continue(&outer);
+  return NULL;
+}
+
+START_TEST(test_shutdown_after_a_threads_late_join) {
+  for (int round = 0; round < 40; round++) {
+    int nested = round % 2;
+    mr_test_start(2, NULL);
+    atomic_store(&quick_ran, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, join_after_arrival, &nested), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(atomic_load(&quick_ran), 1 + nested);
+    ck_assert_int_eq(MR_shutdown(), 0);
+  }
+}
+END_TEST
+
+/* A context forks in a blocking region (on a backup thread, as a thread that is not an engine)
+ * and joins after the region, on an engine: MR_shutdown still returns (the branch is the
+ * context's, not a thread's to give back). */
+static void region_fork_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_blocking_begin();
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  MR_blocking_end();
+  MR_join_and_continue(&st);
+}
+
+START_TEST(test_shutdown_after_a_region_fork) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&branch_ran, 0);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(MR_spawn(region_fork_join, NULL, NULL), 0);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 4);
+  }
+}
+END_TEST
+
 /* MR_shutdown and MR_shutdown_now from a branch that the primordial's join runs inline on its
  * stack, or from a blocking region it runs in place, are refused as from a branch that was
  * stolen (before, they freed the runtime under the unfinished join or region). The parenthesised
@@ -332,6 +443,9 @@ int main(void) {
   tc = mr_tcase("start_stop", 120);
   tcase_add_test(tc, test_init_races_init);
   tcase_add_test(tc, test_init_races_shutdown);
+  tcase_add_test(tc, test_shutdown_waits_for_a_threads_join);
+  tcase_add_test(tc, test_shutdown_after_a_threads_late_join);
+  tcase_add_test(tc, test_shutdown_after_a_region_fork);
   tcase_add_test(tc, test_shutdown_refused_inside_a_join_or_region);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
