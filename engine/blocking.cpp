@@ -9,6 +9,7 @@
 
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "events.hpp"
 #include "fatal.hpp"
@@ -86,17 +87,26 @@ void backup_idle(Backup *b) {
 }
 
 // An idle backup, a new one while fewer than --max-backup-threads exist, or nullptr. Any thread.
+// A new one is counted (in Runtime::backups) under the lock that checked the cap, before its
+// thread is created outside it, so that racing callers never make more than the cap.
 Backup *take_backup() {
+  Backup *b;
   {
     std::lock_guard<std::mutex> lk(g_rt->backup_lock);
-    if (Backup *b = g_rt->idle_backups) {
+    if ((b = g_rt->idle_backups) != nullptr) {
       g_rt->idle_backups = b->next_idle;
       return b;
     }
     if (g_rt->backups.size() >= g_rt->p.max_backup_threads) return nullptr;
+    b = new (std::nothrow) Backup;
+    if (!b) return nullptr;
+    try {
+      g_rt->backups.push_back(b);
+    } catch (const std::bad_alloc &) {
+      delete b;
+      return nullptr;
+    }
   }
-  auto *b = new (std::nothrow) Backup;
-  if (!b) return nullptr;
   sem_init(&b->go, 0, 0);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -105,15 +115,13 @@ Backup *take_backup() {
   int rc = pthread_create(&b->thread, &attr, backup_main, b);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
+    {
+      std::lock_guard<std::mutex> lk(g_rt->backup_lock);
+      std::erase(g_rt->backups, b);
+    }
     sem_destroy(&b->go);
     delete b;
     return nullptr;
-  }
-  std::lock_guard<std::mutex> lk(g_rt->backup_lock);
-  try {
-    g_rt->backups.push_back(b);
-  } catch (const std::bad_alloc &) {
-    fatal("out of memory while creating a backup thread");
   }
   return b;
 }

@@ -98,6 +98,10 @@ struct Context {
   // outermost moved it to a backup thread. Read and written only by the context itself.
   unsigned blocking_depth = 0;
   bool offloaded = false;
+  // How many branches of its own joins the library's join is running inline on this context's
+  // stack (run_own_sparks): MR_shutdown refuses the primordial while one runs. Read and written
+  // only by the context itself.
+  unsigned inline_branches = 0;
   // The stack this context runs on (recorded by the stack allocator when the fiber is made).
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).

@@ -8,6 +8,7 @@ namespace mr::engine {
 Runtime *g_rt = nullptr;
 
 std::atomic<bool> g_running{false};
+std::atomic<bool> g_claimed{false};
 
 constinit thread_local Engine *t_engine __attribute__((tls_model("initial-exec"))) = nullptr;
 

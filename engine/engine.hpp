@@ -190,7 +190,7 @@ struct Runtime {
   // Blocking regions' backup threads (blocking.cpp).
   std::mutex backup_lock;  // protects the two fields below
   Backup *idle_backups = nullptr;
-  std::vector<Backup *> backups;  // every backup thread created, to join at stop
+  std::vector<Backup *> backups;  // every backup thread created or being created, to join at stop
   PollEngine *polls = nullptr;    // one per engine: its polled waits (poll_wait.hpp)
   IoEngine *io = nullptr;         // MR_CONFIG_FD_WAITS: one per engine (io_wait.hpp), or none
   // The runtime's trace (trace.hpp): its buffers, its file, its markers; made by start() (before
@@ -210,6 +210,11 @@ extern Runtime *g_rt;
 // Is g_rt running? Stored (release) by start() and when it is freed; loaded (acquire) by
 // running().
 extern std::atomic<bool> g_running;
+
+// Does a runtime exist or is one being built or freed? start() takes it (an exchange: of racing
+// MR_inits one wins, the others see it taken and refuse with MR_EBUSY); it is given back only
+// once the runtime is freed (destroy_runtime), so that no start overlaps a shutdown's last steps.
+extern std::atomic<bool> g_claimed;
 
 // The engine of the calling thread, nullptr on a thread that is not an engine. initial-exec: the
 // stack overflow handler reads it and must not call __tls_get_addr; constinit: no dynamic

@@ -37,6 +37,7 @@ void in_child() {
   g_rt = nullptr;  // leaked (above)
   // relaxed: the child has one thread; the next MR_init publishes its runtime as usual.
   g_running.store(false, std::memory_order_relaxed);
+  g_claimed.store(false, std::memory_order_relaxed);  // relaxed: as g_running's
 }
 
 }  // namespace

@@ -3,6 +3,13 @@
 
 #include "join.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "blocking.hpp"
 #include "cache.hpp"
 #include "close.hpp"
 #include "events.hpp"
@@ -122,6 +129,81 @@ void inject(const Task &t) {
   work_posted(-1);
 }
 
+// Count one more unit in a spawn counter (Runtime::spawned), unless MR_shutdown's wait on it has
+// ended (count 0): then false.
+bool take_spawn_unit(Join &spawned) {
+  std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
+  do {
+    if (c == 0) return false;
+    // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
+  } while (!spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
+  return true;
+}
+
+// Give back n units of a spawn counter: the last wakes MR_shutdown's wait (J1, as a branch's
+// end).
+void give_spawn_units(Join &spawned, std::uint32_t n) {
+  if (arrive_at_join(&spawned, n) == n) schedule(spawned.parent);
+}
+
+// The branches a thread that is not an engine has forked and not yet joined, per sync term:
+// each holds a unit of Runtime::spawned, so that MR_shutdown waits for them and the thread's
+// join returns (dropped, the thread would wait forever). Nested terms are joined innermost
+// first, so the term joined is found at the back. Only the thread's own. A term recorded here
+// also holds one extra arrival of its own (the hold, taken at its first fork): the inline join
+// of mrengine_view.h returns without calling the library when every branch has arrived, and the
+// hold keeps that from happening, so the library's join always comes to give the units back.
+thread_local std::vector<std::pair<Join *, std::uint32_t>> t_outside_forks;
+
+// A thread that is not an engine forks fn(env) into j: counted in Runtime::spawned and injected;
+// once MR_shutdown's wait has ended no engine would run it, so the thread runs it itself. A
+// context in a blocking region (on a backup thread) may join on an engine after the region: its
+// branches are not counted, MR_shutdown waits for them through that context's own join.
+void fork_outside(Join *j, MR_TaskFn fn, void *env) {
+  if (context_on_this_thread()) {
+    inject(Task{fn, env, j});
+    return;
+  }
+  if (!take_spawn_unit(g_rt->spawned)) {
+    fn(env);
+    // The parent's own arrival is still to come: never the last.
+    if (arrive_at_join(j, 1) <= 1) fatal(kTooManyBranches);
+    return;
+  }
+  try {
+    auto it = std::find_if(t_outside_forks.rbegin(), t_outside_forks.rend(),
+                           [j](const auto &f) { return f.first == j; });
+    if (it != t_outside_forks.rend()) {
+      it->second++;
+    } else {
+      t_outside_forks.emplace_back(j, 1);
+      // The hold (above). Relaxed: the inject below publishes it with the branch (its release),
+      // and every arrival is an RMW on the same counter, after it in its modification order.
+      j->count.fetch_add(1, std::memory_order_relaxed);
+    }
+  } catch (const std::bad_alloc &) {
+    fatal("out of memory recording a fork from a thread that is not an engine");
+  }
+  inject(Task{fn, env, j});
+}
+
+// A thread that is not an engine joins j: drops j's hold, waits for its branches, then gives
+// back their units of the spawn join (MR_shutdown may end once the last is back).
+void join_outside(Join *j) {
+  auto it = std::find_if(t_outside_forks.rbegin(), t_outside_forks.rend(),
+                         [j](const auto &f) { return f.first == j; });
+  if (it == t_outside_forks.rend()) {  // nothing forked into j from this thread
+    suspend_on_join(nullptr, j);
+    return;
+  }
+  std::uint32_t n = it->second;
+  t_outside_forks.erase(std::next(it).base());
+  // The parent's own arrival is still to come: dropping the hold is never the last (J1).
+  if (arrive_at_join(j, 1) <= 1) fatal(kTooManyBranches);
+  suspend_on_join(nullptr, j);
+  give_spawn_units(g_rt->spawned, n);
+}
+
 }  // namespace
 
 void context_body(Context *self) {
@@ -136,7 +218,7 @@ void fork(Join *j, MR_TaskFn fn, void *env) {
   Engine *e = this_engine();
   if (!e) {
     if (!running()) fatal("MR_fork_new_child called while the runtime is not running");
-    inject(Task{fn, env, j});
+    fork_outside(j, fn, env);
     return;
   }
   note(e, Event::sparks_pushed);
@@ -154,7 +236,10 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
       break;
     }
     note(e, Event::sparks_run_local);
+    Context *self = e->current;  // the same record wherever t.fn resumes it
+    self->inline_branches++;
     t.fn(t.env);
+    self->inline_branches--;
     ran++;
     e = this_engine();  // t.fn may have suspended and resumed this context on another engine
   }
@@ -172,7 +257,7 @@ void join_wait(Join *j, std::uint32_t ran) {
   if (!e) {
     if (!running()) fatal("MR_join_and_continue called while the runtime is not running");
     MR_CHECK(ran == 0, "branches run inline by a thread that is not an engine");
-    suspend_on_join(nullptr, j);
+    join_outside(j);
     return;
   }
   // The branches run inline here (and the `ran` the caller ran) arrive together at the end:
@@ -221,20 +306,16 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
   // A drop channel's context is not waited for: its join keeps a unit of its own (Runtime).
   Join &spawned = drops ? g_rt->spawned_drop : g_rt->spawned;
   // Count the context in before it exists; refuse once the shutdown wait has ended (count 0).
-  std::uint32_t c = spawned.count.load(std::memory_order_relaxed);
-  do {
-    if (c == 0) {
-      if (root) root_done(channel);
-      return MR_ESHUTDOWN;
-    }
-    // CAS relaxed: only the total order of RMWs on this counter matters here (J1 for the end).
-  } while (!spawned.count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed));
+  if (!take_spawn_unit(spawned)) {
+    if (root) root_done(channel);
+    return MR_ESHUTDOWN;
+  }
   Context *ctx = get_context(e, ContextKind::REGULAR);
   if (!ctx) {
     // Undo our units; the primordial cannot be waiting on it alone (we were counted, it is >= 2
     // unless the waiter already left, and it only leaves at 0).
     if (root) root_done(channel);
-    if (arrive_at_join(&spawned, 1) == 1) schedule(spawned.parent);  // J1, as a branch's end
+    give_spawn_units(spawned, 1);
     return MR_ENOMEM;
   }
   if (root) {

@@ -81,6 +81,8 @@ void destroy_runtime() {
   delete g_rt;
   g_rt = nullptr;
   gc::uninstall();  // every thread the runtime made has ended
+  // store-release: pairs with the next start()'s exchange, which then sees this runtime gone.
+  g_claimed.store(false, std::memory_order_release);
 }
 
 // Any thread: the shutdown notification to every engine but engine 0 (P4).
@@ -344,12 +346,28 @@ int start_engine_threads(std::string *err) {
   return 0;
 }
 
+// Is the caller the primordial context itself, not a branch the library's join runs inline on
+// its stack, nor a blocking region run in place? (Stolen, that branch or region would not be the
+// primordial; either way the primordial's join or region is unfinished.)
+bool at_primordial(const Engine *e) {
+  const Context &p = g_rt->primordial;
+  return e && e->id == 0 && e->current == &p && p.inline_branches == 0 && p.blocking_depth == 0;
+}
+
 }  // namespace
 
 int start(const Params &p, std::string *err) {
+  // acquire: pairs with destroy_runtime's release, so the last runtime's frees come before.
+  if (g_claimed.exchange(true, std::memory_order_acquire)) {
+    if (err) *err = "MR_init called while the runtime is running";
+    return MR_EBUSY;
+  }
   watch_forks();  // the child of a fork() starts with no runtime (fork.hpp)
   g_rt = new (std::nothrow) Runtime;
-  if (!g_rt) return MR_ENOMEM;
+  if (!g_rt) {
+    g_claimed.store(false, std::memory_order_release);  // as destroy_runtime's
+    return MR_ENOMEM;
+  }
   g_rt->p = p;
   g_rt->n = p.engines;
   gc::install(&p.gc);  // before the first thread or stack the hooks must see
@@ -385,7 +403,7 @@ int start(const Params &p, std::string *err) {
 
 int stop(MR_ShutdownReport *dropped) {
   Engine *e = this_engine();
-  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  if (!at_primordial(e)) return MR_ENOTENGINE;
   // Drop channels' work is dropped from now on (close.hpp).
   begin_closing();
   // Wait for every spawned context of a complete channel, and close the counter at zero so
@@ -402,7 +420,7 @@ int stop(MR_ShutdownReport *dropped) {
 
 int stop_now(MR_ShutdownReport *dropped) {
   Engine *e = this_engine();
-  if (!e || e->id != 0 || e->current != &g_rt->primordial) return MR_ENOTENGINE;
+  if (!at_primordial(e)) return MR_ENOTENGINE;
   finish_stop(e, dropped, false);
   return 0;
 }

@@ -11,7 +11,8 @@
 namespace mr::engine {
 
 // Start the engines with the calling thread as engine 0. Returns 0 or a negative MR_E* code, with
-// a message in *err. Call from a thread that is not an engine, with the runtime stopped.
+// a message in *err; MR_EBUSY while another runtime exists, is being started or is being freed
+// (any thread may call: one start at a time wins).
 int start(const Params &p, std::string *err);
 
 // Wait for every spawned context of a complete channel (dropping drop channels' work meanwhile,

@@ -54,12 +54,20 @@ void chain(int sig, siginfo_t *si, void *uc) {
     old.sa_handler(sig);
     return;
   }
-  // Default action: reinstate it and return; the faulting instruction faults again.
+  // Sent (raise, kill, sigqueue: si_code <= 0), not a fault: nothing faults again. Ignored, it
+  // stays ignored and our handler stays for the next overflow.
+  bool sent = !si || si->si_code <= 0;
+  if (sent && old.sa_handler == SIG_IGN) return;
+  // The default action (or a fault the old action ignores, which the kernel would not let it
+  // ignore): reinstate it and return. A fault's instruction faults again; a sent signal is sent
+  // again, pending until this handler returns (it is blocked here), so either way the process
+  // ends as it would have without us.
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(sig, &dfl, nullptr);
+  if (sent) raise(sig);
 }
 
 void on_fault(int sig, siginfo_t *si, void *uc) {

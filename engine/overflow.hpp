@@ -6,7 +6,9 @@
 //   mrengine: context stack overflow (stack size N KiB); raise --stack-size
 // (or --small-stack-size, for a spark's context) and aborts. The handler runs on an alternate
 // signal stack, since the faulting stack has no room left; every engine and backup thread has
-// one. Any other fault goes to the action that was installed before MR_init.
+// one. Any other fault, and a SIGSEGV or SIGBUS that was sent (raise, kill), goes to the action
+// that was installed before MR_init: its handler, or what the default or ignore would do (a sent
+// one under the default action kills the process, an ignored one is ignored).
 #ifndef MR_ENGINE_OVERFLOW_HPP
 #define MR_ENGINE_OVERFLOW_HPP
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,30 @@ Writer *writer_for(const std::string &path, std::string *err) {
   *err =
       "trace file " + quote(path) + " must end in .eventlog (GHC eventlog) or .json (Chrome trace)";
   return nullptr;
+}
+
+// A file, by device and inode.
+struct FileId {
+  dev_t dev;
+  ino_t ino;
+};
+
+// The --trace file of this process's last MR_init, and those of its ancestors' runtimes (a
+// fork child's: forget_after_fork adds its parent's). Written by MR_init (one at a time) and
+// by the child's fork handler (the child's only thread); read by MR_init.
+FileId g_init_file{};
+bool g_have_init_file = false;
+constexpr int kAncestorFiles = 16;
+FileId g_ancestor_files[kAncestorFiles];
+int g_ancestors = 0;
+
+// Is path the --trace file of an ancestor's runtime, which may still be writing it?
+bool an_ancestors_file(const std::string &path) {
+  struct stat st;
+  if (g_ancestors == 0 || ::stat(path.c_str(), &st) != 0) return false;
+  for (int i = 0; i < g_ancestors; i++)
+    if (g_ancestor_files[i].dev == st.st_dev && g_ancestor_files[i].ino == st.st_ino) return true;
+  return false;
 }
 
 // Open (create or truncate) the trace file; -1 with *err.
@@ -319,13 +344,20 @@ int Tracer::open(int engines, const std::string &path, std::string *err) {
   slots_.reset(new (std::nothrow) Slot[static_cast<std::size_t>(engines)]);
   if (!slots_) return MR_ENOMEM;
   n_ = engines;
+  g_have_init_file = false;
   if (path.empty()) return 0;
   std::unique_ptr<Writer> w(writer_for(path, err));
+  // A fork child's MR_init given its parent's --trace (MRENGINE_OPTIONS read again) traces
+  // nothing: truncating the file under the parent would spoil the parent's trace.
+  if (w && an_ancestors_file(path)) return 0;
   int fd = w ? open_file(path, err) : -1;
   if (fd < 0) {
     *err = "--trace: " + *err;
     return MR_EOPTION;
   }
+  struct stat st;
+  g_have_init_file = ::fstat(fd, &st) == 0;
+  if (g_have_init_file) g_init_file = FileId{st.st_dev, st.st_ino};
   init_fd_ = fd;
   init_writer_ = std::move(w);
   init_path_ = path;
@@ -441,6 +473,11 @@ int stop() { return g_rt->tracer->stop(); }
 void marker(const char *text) { g_rt->tracer->marker(text); }
 
 void forget_after_fork() {
+  // The parent's --trace file is an ancestor's for this child and its own children (beyond 16
+  // generations of traced runtimes, the later ones are not kept).
+  if (g_have_init_file && g_ancestors < kAncestorFiles)
+    g_ancestor_files[g_ancestors++] = g_init_file;
+  g_have_init_file = false;
   // relaxed: the child has one thread.
   g_on.store(false, std::memory_order_relaxed);
   new (&g_foreign_lock) std::mutex;

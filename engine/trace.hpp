@@ -202,8 +202,9 @@ int start(const char *path, std::string *err);
 int stop();
 void marker(const char *text);
 
-// The child of a fork() (fork.cpp): no trace is recorded, and the lock of the non-engine buffer
-// is re-made (another thread may have held it). The parent's Tracer is leaked with its runtime.
+// The child of a fork() (fork.cpp): no trace is recorded, the lock of the non-engine buffer is
+// re-made (another thread may have held it), and the parent's --trace file is one the child's
+// MR_init will not open. The parent's Tracer is leaked with its runtime.
 void forget_after_fork();
 
 }  // namespace mr::engine::trace

@@ -134,18 +134,25 @@ MR_EXTERN void MR_config_default(MR_Config *cfg);
  * message, naming the option and the value, is printed on stderr and kept for
  * MR_init_error_message); MR_EINVAL for a bad field in cfg (a value outside its option's range in
  * doc/options.md included, the message naming the field); MR_EAGAIN or MR_ENOMEM if threads or
- * stacks could not be made (nothing is left behind). Call from a thread that is not an engine.
- * The child of a fork() has no runtime (the parent's is left to the parent) and may call MR_init
- * to start one of its own (doc/api.md, "fork()"). */
+ * stacks could not be made (nothing is left behind). Call from a thread that is not an engine;
+ * threads may call it at the same time, and while another thread's MR_shutdown runs: one runtime
+ * exists at a time, and MR_init returns MR_EBUSY while one runs, starts or is being shut down
+ * (until that MR_shutdown has returned). The child of a fork() has no runtime (the parent's is
+ * left to the parent) and may call MR_init to start one of its own (doc/api.md, "fork()"). */
 MR_EXTERN int MR_init(const MR_Config *cfg);
 
 /* The message of the last MR_init failure in this process, or "" if none. Any thread. */
 MR_EXTERN const char *MR_init_error_message(void);
 
-/* Wait until every spawned context has finished, stop every engine whatever its state, join
- * their threads and free every stack. Returns 0; MR_ENOTINIT if not running; MR_ENOTENGINE if not
- * called from the primordial context (the code that called MR_init). MR_init may be called again
- * afterwards. */
+/* Wait until every spawned context has finished, and every branch that a thread that is not an
+ * engine forked (so that the thread's MR_join_and_continue returns; a branch such a thread forks
+ * once this wait has ended runs on that thread, in MR_fork_new_child), stop every engine whatever
+ * its state, join their threads and free every stack. Returns 0; MR_ENOTINIT if not running;
+ * MR_ENOTENGINE if not called from the primordial context (the code that called MR_init) itself:
+ * also from a branch that the library's MR_join_and_continue runs on the primordial's stack and
+ * from a blocking region run in place there (the join or region is unfinished; a branch the
+ * inline join of mrengine_view.h runs there cannot be told apart: don't). MR_init may be called
+ * again afterwards. */
 MR_EXTERN int MR_shutdown(void);
 
 #define MR_LEVELS 8        /* priority levels 0 (highest) .. MR_LEVELS - 1 (see "Channels") */

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -27,10 +28,13 @@
 
 namespace {
 
-// The message of the last MR_init failure. Written only by MR_init (not reentrant by contract).
+// The message of the last MR_init failure. Written only by MR_init, under the lock: MR_inits may
+// race (all but one refused).
 char g_init_error[512] = "";
+std::mutex g_init_error_lock;
 
 void set_init_error(const std::string &msg, bool quiet) {
+  std::lock_guard<std::mutex> hold(g_init_error_lock);
   std::snprintf(g_init_error, sizeof g_init_error, "%s", msg.c_str());
   if (!quiet && !msg.empty()) std::fprintf(stderr, "mrengine: %s\n", g_init_error);
 }
@@ -89,6 +93,7 @@ MR_EXTERN void MR_config_default(MR_Config *cfg) {
 
 MR_EXTERN int MR_init(const MR_Config *cfg) {
   bool quiet = cfg && cfg->size >= offsetof(MR_Config, engines) && (cfg->flags & MR_CONFIG_QUIET);
+  // Refused before the options are read; start() refuses racing calls.
   if (mr::engine::running()) {
     set_init_error("MR_init called while the runtime is running", quiet);
     return MR_EBUSY;

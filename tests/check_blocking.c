@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -118,6 +119,54 @@ START_TEST(test_cap_runs_in_place) {
 }
 END_TEST
 
+/* Every engine begins a region at the same moment, with one backup allowed: one backup thread
+ * is made, however the creations race (before, each engine that found none idle and the count
+ * below the cap made one: 6-8 threads where the cap allows 5). */
+static atomic_int at_barrier, regions_done, offloaded_now, most_offloaded;
+
+static void racing_region(void *arg) {
+  int engines = (int)(intptr_t)arg;
+  atomic_fetch_add(&at_barrier, 1);
+  while (atomic_load(&at_barrier) < engines) sched_yield();
+  MR_blocking_begin();
+  if (MR_engine_id() == -1) {
+    int now = atomic_fetch_add(&offloaded_now, 1) + 1;
+    int most = atomic_load(&most_offloaded);
+    while (now > most && !atomic_compare_exchange_weak(&most_offloaded, &most, now)) {}
+    mr_test_sleep_ms(5);
+    atomic_fetch_sub(&offloaded_now, 1);
+  }
+  MR_blocking_end();
+  atomic_fetch_add(&regions_done, 1);
+}
+
+START_TEST(test_cap_holds_when_regions_race) {
+  enum { ENGINES = 4 };
+  for (int round = 0; round < 40; round++) {
+    mr_test_start(ENGINES, "--max-backup-threads 1");
+    int threads = mr_test_count_threads();
+    atomic_store(&at_barrier, 0);
+    atomic_store(&regions_done, 0);
+    atomic_store(&most_offloaded, 0);
+    MR_SpawnOptions o;
+    MR_spawn_options_default(&o);
+    for (int i = 0; i < ENGINES; i++) {
+      o.engine = i;
+      ck_assert_int_eq(MR_spawn(racing_region, (void *)(intptr_t)ENGINES, &o), 0);
+    }
+    /* Sleep (the primordial suspends) so that engine 0 runs its share. */
+    for (int w = 0; w < 20000 && atomic_load(&regions_done) < ENGINES; w++)
+      ck_assert_int_eq(MR_sleep_for(1000000), 0);
+    ck_assert_int_eq(atomic_load(&regions_done), ENGINES);
+    int most = atomic_load(&most_offloaded);
+    ck_assert_int_le(most, 1); /* regions on backups at once */
+    if (MR_TEST_EXACT_RESOURCES) ck_assert_int_le(mr_test_count_threads(), threads + 1);
+    ck_assert_uint_le(MR_TEST_STAT(blocking_offloaded), ENGINES);
+    ck_assert_int_eq(MR_shutdown(), 0);
+  }
+}
+END_TEST
+
 /* One context, many regions: one backup thread serves them all; nesting moves it once; errno
  * set in the region survives the way back. */
 static void many_regions(void *arg) {
@@ -203,6 +252,7 @@ int main(void) {
   tcase_add_test(tc, test_blocked_contexts_leave_engines_free);
   tcase_add_test(tc, test_sleeping_contexts_overlap);
   tcase_add_test(tc, test_cap_runs_in_place);
+  tcase_add_test(tc, test_cap_holds_when_regions_race);
   tcase_add_test(tc, test_backup_reused_and_nesting);
   tcase_add_test(tc, test_primordial_and_bound_regions);
   tcase_add_test(tc, test_no_engine_does_nothing);

@@ -129,6 +129,51 @@ START_TEST(test_handler_removed_at_shutdown) {
 }
 END_TEST
 
+/* A SIGSEGV or SIGBUS that was sent, not a fault (raise, kill: si_code <= 0), has its usual
+ * outcome while the runtime runs: it kills the process (before, the handler swallowed it, and
+ * was gone for the next overflow). */
+static void raise_segv(void) {
+  mr_test_start(2, NULL);
+  raise(SIGSEGV);
+}
+static void kill_bus(void) {
+  mr_test_start(2, NULL);
+  kill(getpid(), SIGBUS);
+  mr_test_sleep_ms(1000); /* delivered to whichever thread: wait for it */
+}
+
+START_TEST(test_sent_fault_signals_kill) {
+  char out[1024];
+  if (!MR_TEST_OWN_SIGNALS) return; /* a sanitizer handles them itself */
+  int st = run_child(raise_segv, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGSEGV), "status %#x, stderr '%s'", st, out);
+  ck_assert_str_eq(out, "");
+  st = run_child(kill_bus, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGBUS), "status %#x, stderr '%s'", st, out);
+  ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* Sent while the action before MR_init ignores it: ignored, and the handler stays to name a
+ * later overflow. */
+static void ignored_then_overflow(void) {
+  signal(SIGSEGV, SIG_IGN);
+  mr_test_start(2, "--stack-size 64");
+  raise(SIGSEGV);
+  MR_spawn(deep, NULL, NULL);
+  MR_shutdown();
+}
+
+START_TEST(test_ignored_sent_fault_keeps_the_handler) {
+  char out[1024];
+  if (!MR_TEST_OWN_SIGNALS) return; /* a sanitizer handles them itself */
+  int st = run_child(ignored_then_overflow, out, sizeof out);
+  ck_assert_msg(killed_by(st, SIGABRT), "status %#x, stderr '%s'", st, out);
+  ck_assert_msg(strstr(out, "mrengine: context stack overflow (stack size 64 KiB)") != NULL,
+                "stderr: '%s'", out);
+}
+END_TEST
+
 /* Misuse that cannot be an error code: the message names it. */
 static void fork_after_shutdown(void) {
   MR_SyncTerm st;
@@ -380,6 +425,10 @@ int main(void) {
                            "installs no guard, so an overflow is never caught");
   tcase_add_test(tc, test_other_faults_keep_their_signal);
   tcase_add_test(tc, test_handler_removed_at_shutdown);
+  tcase_add_test(tc, test_sent_fault_signals_kill);
+  mr_tcase_add_native_test(tc, test_ignored_sent_fault_keeps_the_handler,
+                           "qemu-user installs no guard page (above), so the overflow is never "
+                           "caught");
   tcase_add_test(tc, test_misuse_is_named);
   tcase_add_test(tc, test_misuse_with_codes);
   mr_tcase_add_native_test(tc, test_out_of_address_space,

@@ -243,6 +243,58 @@ START_TEST(test_child_of_a_traced_parent) {
 }
 END_TEST
 
+/* The child's own MR_init with the parent's options (--trace of the same file, as a child that
+ * re-reads MRENGINE_OPTIONS gets) does not write the parent's trace file: it starts with no
+ * trace, and the parent's file holds the parent's trace alone (before, the child truncated it
+ * under the parent, which went on writing at its offset: a file with a hole, or the child's
+ * marker in it). */
+static int file_has(const char *path, const char *text, size_t *size, int *nul) {
+  static char buf[1 << 20];
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  *size = n;
+  *nul = strlen(buf) != n;
+  return strstr(buf, text) != NULL;
+}
+
+START_TEST(test_child_keeps_off_the_parents_trace) {
+  char path[] = "/tmp/check_fork_XXXXXX.json", opts[128];
+  int fd = mkstemps(path, 5);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  snprintf(opts, sizeof opts, "--trace %s", path);
+  mr_test_start(2, opts);
+  ck_assert_int_eq(MR_trace_marker("parent-before"), 0);
+  ck_assert_int_eq(mr_test_pfib(15), 610);
+  pid_t pid = fork_flushed();
+  if (pid == 0) {
+    MR_Config c = mr_test_config(2);
+    c.options = opts;
+    CHILD_CHECK(MR_init(&c) == 0);
+    CHILD_CHECK(MR_trace_marker("from-the-child") == 0);
+    CHILD_CHECK(mr_test_pfib(15) == 610);
+    CHILD_CHECK(MR_trace_stop() == MR_EINVAL); /* no trace on */
+    CHILD_CHECK(MR_shutdown() == 0);
+    _exit(0);
+  }
+  expect_child_ok(pid);
+  ck_assert_int_eq(mr_test_pfib(15), 610);
+  ck_assert_int_eq(MR_trace_marker("parent-after"), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  size_t size;
+  int nul;
+  ck_assert(!file_has(path, "from-the-child", &size, &nul));
+  ck_assert(file_has(path, "parent-before", &size, &nul));
+  ck_assert(file_has(path, "parent-after", &size, &nul));
+  ck_assert_int_eq(nul, 0);
+  ck_assert_uint_gt(size, 0);
+  unlink(path);
+}
+END_TEST
+
 /* ---- forks while the engines are busy ---- */
 
 static atomic_int stop_busy;
@@ -372,6 +424,7 @@ static Suite *fork_suite(void) {
   tcase_add_test(tc, test_child_init_again);
   tcase_add_test(tc, test_child_has_no_fault_handler);
   tcase_add_test(tc, test_child_of_a_traced_parent);
+  tcase_add_test(tc, test_child_keeps_off_the_parents_trace);
   if (MR_FORK_WHILE_OTHERS_ALLOCATE) tcase_add_test(tc, test_fork_from_context);
   suite_add_tcase(s, tc);
   if (MR_FORK_WHILE_OTHERS_ALLOCATE) {

@@ -204,6 +204,227 @@ START_TEST(test_shutdown_now_errors) {
 }
 END_TEST
 
+/* A thread that is not an engine forks a branch that sleeps, and waits at its join while the
+ * primordial shuts down: MR_shutdown waits for the branch (the default channel completes its
+ * work), drops nothing, and the thread's join returns (before, the branch's context was dropped,
+ * "dropped contexts 1", and the join never returned). */
+static atomic_int thread_forked, thread_joined, branch_ran;
+
+static void sleepy_branch(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(MR_sleep_for(50 * 1000000ull), 0);
+  atomic_fetch_add(&branch_ran, 1);
+}
+
+static void *fork_and_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  atomic_store(&thread_forked, 1);
+  MR_join_and_continue(&st);
+  atomic_store(&thread_joined, 1);
+  return NULL;
+}
+
+START_TEST(test_shutdown_waits_for_a_threads_join) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&thread_forked, 0);
+    atomic_store(&thread_joined, 0);
+    atomic_store(&branch_ran, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fork_and_join, NULL), 0);
+    while (!atomic_load(&thread_forked)) sched_yield();
+    MR_ShutdownReport r;
+    MR_shutdown_report_init(&r);
+    ck_assert_int_eq(MR_shutdown_report(&r), 0);
+    ck_assert_uint_eq(r.contexts_dropped, 0);
+    ck_assert_uint_eq(r.sparks_dropped, 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 1);
+    /* The thread may still be on its way out of the join; it must get there. */
+    for (int w = 0; w < 2000 && !atomic_load(&thread_joined); w++) mr_test_sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&thread_joined), 1);
+    pthread_join(t, NULL);
+  }
+}
+END_TEST
+
+/* A thread that is not an engine joins only after its branches have arrived (the inline join of
+ * mrengine_view.h could then return without calling the library), in a flat term and with the
+ * outer term of a nested pair: MR_shutdown still returns (before the hold on such a term, the
+ * units its branches held were never given back and MR_shutdown waited forever). */
+static atomic_int quick_ran;
+
+static void quick_branch(void *arg) {
+  (void)arg;
+  atomic_fetch_add(&quick_ran, 1);
+}
+
+static void *join_after_arrival(void *arg) {
+  int nested = *(int *)arg;
+  MR_SyncTerm outer, inner;
+  MR_sync_term_init(&outer, 2);
+  MR_fork_new_child(&outer, quick_branch, NULL);
+  if (nested) {
+    MR_sync_term_init(&inner, 2);
+    MR_fork_new_child(&inner, quick_branch, NULL);
+  }
+  while (atomic_load(&quick_ran) < 1 + nested) sched_yield();
+  if (nested) MR_join_and_continue(&inner);
+  mr_test_sleep_ms(2); /* the branch's context is past its arrival */
+  MR_join_and_continue(&outer);
+  return NULL;
+}
+
+START_TEST(test_shutdown_after_a_threads_late_join) {
+  for (int round = 0; round < 40; round++) {
+    int nested = round % 2;
+    mr_test_start(2, NULL);
+    atomic_store(&quick_ran, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, join_after_arrival, &nested), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(atomic_load(&quick_ran), 1 + nested);
+    ck_assert_int_eq(MR_shutdown(), 0);
+  }
+}
+END_TEST
+
+/* A context forks in a blocking region (on a backup thread, as a thread that is not an engine)
+ * and joins after the region, on an engine: MR_shutdown still returns (the branch is the
+ * context's, not a thread's to give back). */
+static void region_fork_join(void *arg) {
+  (void)arg;
+  MR_SyncTerm st;
+  MR_blocking_begin();
+  MR_sync_term_init(&st, 2);
+  MR_fork_new_child(&st, sleepy_branch, NULL);
+  MR_blocking_end();
+  MR_join_and_continue(&st);
+}
+
+START_TEST(test_shutdown_after_a_region_fork) {
+  for (int round = 0; round < 20; round++) {
+    mr_test_start(2, NULL);
+    atomic_store(&branch_ran, 0);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(MR_spawn(region_fork_join, NULL, NULL), 0);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    ck_assert_int_eq(atomic_load(&branch_ran), 4);
+  }
+}
+END_TEST
+
+/* MR_shutdown and MR_shutdown_now from a branch that the primordial's join runs inline on its
+ * stack, or from a blocking region it runs in place, are refused as from a branch that was
+ * stolen (before, they freed the runtime under the unfinished join or region). The parenthesised
+ * names call the library's join, not the inline one of mrengine_view.h. */
+static void try_shutdowns(void *arg) {
+  int *rc = (int *)arg;
+  rc[0] = MR_shutdown();
+  rc[1] = MR_shutdown_now(NULL);
+}
+
+START_TEST(test_shutdown_refused_inside_a_join_or_region) {
+  int rc[2] = {0, 0};
+  mr_test_start(1, "--max-backup-threads 0"); /* nobody steals; a region runs in place */
+  MR_SyncTerm st;
+  (MR_sync_term_init)(&st, 2);
+  (MR_fork_new_child)(&st, try_shutdowns, rc);
+  (MR_join_and_continue)(&st);
+  ck_assert_int_eq(rc[0], MR_ENOTENGINE);
+  ck_assert_int_eq(rc[1], MR_ENOTENGINE);
+  ck_assert_int_eq(MR_num_engines(), 1);
+  rc[0] = rc[1] = 0;
+  MR_blocking_begin();
+  ck_assert_int_eq(MR_engine_id(), 0); /* in place */
+  try_shutdowns(rc);
+  MR_blocking_end();
+  ck_assert_int_eq(rc[0], MR_ENOTENGINE);
+  ck_assert_int_eq(rc[1], MR_ENOTENGINE);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* ---- who may start and stop the runtime ---- */
+
+/* Threads that race MR_init: one runtime at a time; every other call is refused with MR_EBUSY
+ * (it crashed before: both built a runtime into the same global). The winner works and stops
+ * it; a loser may then win in turn. */
+enum { RACERS = 3 };
+static pthread_barrier_t race_start;
+static atomic_int race_won;
+
+static void *init_racer(void *arg) {
+  int *rc = (int *)arg;
+  MR_Config c = mr_test_config(2);
+  c.flags |= MR_CONFIG_QUIET;
+  pthread_barrier_wait(&race_start);
+  *rc = MR_init(&c);
+  if (*rc == 0) {
+    atomic_fetch_add(&race_won, 1);
+    if (mr_test_pfib(15) != 610) *rc = 1000;
+    if (MR_shutdown() != 0) *rc = 1001;
+  }
+  return NULL;
+}
+
+START_TEST(test_init_races_init) {
+  int threads0 = mr_test_count_threads();
+  for (int round = 0; round < 300; round++) {
+    pthread_t t[RACERS];
+    int rc[RACERS];
+    atomic_store(&race_won, 0);
+    pthread_barrier_init(&race_start, NULL, RACERS);
+    for (int i = 0; i < RACERS; i++)
+      ck_assert_int_eq(pthread_create(&t[i], NULL, init_racer, &rc[i]), 0);
+    for (int i = 0; i < RACERS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&race_start);
+    for (int i = 0; i < RACERS; i++) ck_assert(rc[i] == 0 || rc[i] == MR_EBUSY);
+    ck_assert_int_ge(atomic_load(&race_won), 1);
+    ck_assert_int_eq(MR_num_engines(), 0);
+  }
+  mr_test_expect_threads(threads0);
+}
+END_TEST
+
+/* An MR_init while another thread's MR_shutdown frees the runtime: MR_EBUSY until that runtime is
+ * gone, then a runtime of its own (before, it could start between the running flag's clearing
+ * and the old runtime's deletion, and the deletion took its runtime). */
+
+static void *init_during_shutdown(void *arg) {
+  int *rc = (int *)arg;
+  MR_Config c = mr_test_config(2);
+  c.flags |= MR_CONFIG_QUIET;
+  *rc = MR_EBUSY;
+  while (*rc == MR_EBUSY) {
+    *rc = MR_init(&c);
+    if (*rc == MR_EBUSY) sched_yield();
+  }
+  if (*rc == 0) {
+    if (mr_test_pfib(15) != 610) *rc = 1000;
+    if (MR_shutdown() != 0) *rc = 1001;
+  }
+  return NULL;
+}
+
+START_TEST(test_init_races_shutdown) {
+  int threads0 = mr_test_count_threads();
+  for (int round = 0; round < 300; round++) {
+    mr_test_start(2, NULL);
+    pthread_t t;
+    int rc = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, init_during_shutdown, &rc), 0);
+    ck_assert_int_eq(mr_test_pfib(12), 144);
+    ck_assert_int_eq(MR_shutdown(), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(MR_num_engines(), 0);
+  }
+  mr_test_expect_threads(threads0);
+}
+END_TEST
+
 int main(void) {
   /* One malloc arena: the mapping count then only moves with what the runtime maps itself. */
   mallopt(M_ARENA_MAX, 1);
@@ -218,6 +439,14 @@ int main(void) {
   tcase_add_test(tc, test_shutdown_now_waits_for_running_contexts);
   tcase_add_test(tc, test_shutdown_now_in_flight_leaves_nothing);
   tcase_add_test(tc, test_shutdown_now_errors);
+  suite_add_tcase(s, tc);
+  tc = mr_tcase("start_stop", 120);
+  tcase_add_test(tc, test_init_races_init);
+  tcase_add_test(tc, test_init_races_shutdown);
+  tcase_add_test(tc, test_shutdown_waits_for_a_threads_join);
+  tcase_add_test(tc, test_shutdown_after_a_threads_late_join);
+  tcase_add_test(tc, test_shutdown_after_a_region_fork);
+  tcase_add_test(tc, test_shutdown_refused_inside_a_join_or_region);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
 }
