@@ -118,6 +118,9 @@ struct Engine : Shared {
   alignas(64) Context *current = nullptr;  // the context running on this engine
   Context *next_ctx = nullptr;  // run this before looking for work (a join that completed)
   unsigned handoffs = 0;        // direct switches to `runnext` since the scheduler last ran
+  // timers.lowered() at the engine's last cover of its own timers (TM1): a context run without
+  // the idle loop covers them again only if an arm made a new earliest since (timer_duty.cpp).
+  std::uint64_t covered = 0;
   Search search;
   // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
   // level the channel taken from last (channels of one level alternate).

@@ -157,6 +157,19 @@ class WsDeque {
     return true;
   }
 
+  // Called only by the owning engine: the join of the newest spark, held or published, without
+  // taking it; nullptr if the deque is empty by the owner's count. Only the owner writes slots,
+  // so it may look before the pop that decides whether the spark is still there (a thief may
+  // have taken the last published one: the pop then fails). A spark of another conjunction is
+  // thus left where it is, published or held (the inline join of mrengine_view.h looks the same
+  // way), rather than popped and pushed back held.
+  Join *newest_join() const {
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
+    if (h <= top_cache_.load(std::memory_order_relaxed)) return nullptr;
+    const Array *a = array_.load(std::memory_order_relaxed);  // only the owner stores it
+    return a->get(h - 1).join;
+  }
+
   // Any thread but the owner.
   Steal steal(Task &out) {
     // relaxed: the seq_cst fence below is an acquire fence too (what another thief's CAS
