@@ -14,6 +14,7 @@
 #include "fatal.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
+#include "watchdog.hpp"
 
 namespace mr::engine {
 
@@ -163,6 +164,7 @@ void blocking_begin() {
     // holds go to the other engines first (H1), or nothing may run them (a held spark can be
     // what the region waits for).
     publish_held(e);
+    watchdog_note_switch(e);
     if (c->blocking_depth == 1) note(e, Event::blocking_inline);
     return;
   }

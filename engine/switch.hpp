@@ -19,6 +19,7 @@
 #include "policy.hpp"
 #include "timer_duty.hpp"
 #include "wake.hpp"
+#include "watchdog.hpp"
 
 namespace mr::engine {
 
@@ -69,6 +70,7 @@ inline void account_channel(Engine *e, int ch) {
 // engines for as long as it runs (H1).
 inline void enter_context(Engine *e, Context *c) {
   publish_held(e);
+  watchdog_note_switch(e);
   e->current = c;
   e->view.channel = static_cast<AO_t>(c->channel);
   bump(e->channel_runs[c->channel]);

@@ -170,6 +170,17 @@ class WsDeque {
     return a->get(h - 1).join;
   }
 
+#ifdef MR_DEBUG
+  // For the debug build's liveness watchdog: one past the newest spark, and whether a spark
+  // below index i is held. Any thread; relaxed loads: estimates.
+  std::int64_t held_end() const { return held_.load(std::memory_order_relaxed); }
+  bool holds_below(std::int64_t i) const {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    std::int64_t h = held_.load(std::memory_order_relaxed);
+    return b < (i < h ? i : h);
+  }
+#endif
+
   // Any thread but the owner.
   Steal steal(Task &out) {
     // relaxed: the seq_cst fence below is an acquire fence too (what another thief's CAS
