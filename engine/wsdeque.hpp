@@ -98,7 +98,8 @@ class WsDeque {
     // takes the last of these sparks read the new bottom with acquire, so its request comes
     // after this store and stays. One made before it is lost; the sparks published now answer
     // it, unless w was a kShort left over from before publish_all (which does not rewrite the
-    // word) and nothing is published: the request then waits for the thief's next look (H1).
+    // word) and nothing is published: the request then waits for the thief's next look, or,
+    // if that thief sleeps, for the owner's next publication, at the latest its next switch (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     if (nb > b) release_bottom(nb);
     return nb > b;
