@@ -15,6 +15,7 @@
 #include "fatal.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
+#include "watchdog.hpp"
 
 namespace mr::engine {
 
@@ -166,11 +167,18 @@ void blocking_begin() {
   }
   Context *c = e->current;
   MR_CHECK(c != nullptr, "MR_blocking_begin outside a context");
-  if (c->blocking_depth++ > 0) return;
-  Backup *b = take_backup();
-  c->offloaded = b != nullptr;
+  Backup *b = nullptr;
+  if (c->blocking_depth++ == 0) {
+    b = take_backup();
+    c->offloaded = b != nullptr;
+  }
   if (!b) {
-    note(e, Event::blocking_inline);
+    // The region runs in place and may block the engine for as long as it likes: the sparks it
+    // holds go to the other engines first (H1), or nothing may run them (a held spark can be
+    // what the region waits for).
+    publish_held(e);
+    watchdog_note_switch(e);
+    if (c->blocking_depth == 1) note(e, Event::blocking_inline);
     return;
   }
   note(e, Event::blocking_offloaded);

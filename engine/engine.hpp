@@ -105,6 +105,12 @@ struct Shared {
   // it is bound to this engine. Written by the owner (exchange) and by thieves, which take an
   // unbound one (CAS) when the engine's deque is empty; see section 6 of doc/design.md.
   alignas(64) std::atomic<std::uintptr_t> runnext{0};
+#ifdef MR_DEBUG
+  // The liveness watchdog's record (watchdog.hpp): one past the newest spark the engine still
+  // held when it last switched to a context (0: none), and since when. Owner-written, relaxed.
+  std::atomic<std::int64_t> strand_end{0};
+  std::atomic<std::uint64_t> strand_since{0};
+#endif
 };
 
 // The whole engine: its shared part and what only its own thread touches. Only that thread's
@@ -118,6 +124,9 @@ struct Engine : Shared {
   alignas(64) Context *current = nullptr;  // the context running on this engine
   Context *next_ctx = nullptr;  // run this before looking for work (a join that completed)
   unsigned handoffs = 0;        // direct switches to `runnext` since the scheduler last ran
+  // timers.lowered() at the engine's last cover of its own timers (TM1): a context run without
+  // the idle loop covers them again only if an arm made a new earliest since (timer_duty.cpp).
+  std::uint64_t covered = 0;
   Search search;
   // The policy's state (policy.cpp): the level served now and since when (round-robin), and per
   // level the channel taken from last (channels of one level alternate).
@@ -165,6 +174,9 @@ struct Runtime {
   // close.cpp): their spawned contexts are dropped when they would next run. Read relaxed.
   std::atomic<std::uint64_t> closed_drops{0};
   bool timing = false;  // per-channel time is measured (--stats, round-robin); frozen
+#ifdef MR_DEBUG
+  struct Watchdog *watchdog = nullptr;  // the debug build's liveness watchdog (watchdog.hpp)
+#endif
   // Every spawned context arrives here; the primordial waits on it. Written at each spawn and
   // at each spawned context's end, so not on the shutdown flag's line.
   alignas(64) Join spawned{};

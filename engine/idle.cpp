@@ -183,7 +183,7 @@ Context *take_local(Engine *e) {
       if (rn) requeue(e, rn);
       return run_own(e, t);
     }
-    if (spark) push_spark(e, t);  // back where it was, for the owner's next look or a thief
+    if (spark) push_spark(e, t);  // back on the deque: the switch to c publishes it (H1)
     if (c) {
       if (rn) requeue(e, rn);
       return c;
@@ -464,12 +464,10 @@ int full_spin_rounds() { return g_rt->p.spin_rounds < 1 ? 1 : g_rt->p.spin_round
 
 void scheduler(Engine *e) {
   for (;;) {
-    // The context that left may have held sparks (a wait, not a join): they are published now,
-    // for other engines while this one runs something else (H1).
-    publish_held(e);
     Context *c = e->next_ctx;
     if (c) {
       e->next_ctx = nullptr;
+      timers_handed_off(e);  // the context that left may have armed a timer (TM1)
     } else {
       c = find_work(e);
       if (!c) return;

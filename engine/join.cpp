@@ -229,12 +229,11 @@ std::uint32_t run_own_sparks(Engine *&e, Join *j) {
   std::uint32_t ran = 0;
   for (;;) {
     if (g_rt->shutdown.load(std::memory_order_relaxed)) break;  // MR_shutdown_now: suspend here
+    // An older spark of something else stays where it is (H1: a spark put back would be held).
+    if (e->deque.newest_join() != j) break;
     Task t;
-    if (!pop_spark(e, t)) break;
-    if (t.join != j) {  // an older spark of something else: leave it where it was
-      push_spark(e, t);
-      break;
-    }
+    if (!pop_spark(e, t)) break;  // a thief took it
+    MR_DASSERT(t.join == j, "the owner's pop took another spark than the one it looked at");
     note(e, Event::sparks_run_local);
     Context *self = e->current;  // the same record wherever t.fn resumes it
     self->inline_branches++;

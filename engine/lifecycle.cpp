@@ -26,6 +26,7 @@
 #include "poll_wait.hpp"
 #include "stats.hpp"
 #include "trace.hpp"
+#include "watchdog.hpp"
 
 namespace mr::engine {
 
@@ -123,6 +124,7 @@ void retire_lazy_engines() {
 // Stop every engine thread but the caller's (engine 0's): the shutdown flag and notifications
 // (P4), the lazy engines that never started, then join the threads that did.
 void stop_engine_threads() {
+  watchdog_stop();
   set_inline_forks(SlowReason::SHUTDOWN, true);  // MR_shutdown_now: a join suspends
   raise_shutdown(g_rt->shutdown);                // proof P4 (the flag, then each engine's state)
   retire_lazy_engines();
@@ -397,8 +399,10 @@ int start(const Params &p, std::string *err) {
   enter_engine0();
   undo = Undo::RUNNING;
   rc = start_engine_threads(err);
-  if (rc == 0) undo = Undo::NOTHING;
-  return rc;
+  if (rc != 0) return rc;
+  watchdog_start();
+  undo = Undo::NOTHING;
+  return 0;
 }
 
 int stop(MR_ShutdownReport *dropped) {

@@ -20,7 +20,9 @@
 #include "fatal.hpp"
 #include "gc.hpp"
 #include "policy.hpp"
+#include "timer_duty.hpp"
 #include "wake.hpp"
+#include "watchdog.hpp"
 
 namespace mr::engine {
 
@@ -75,8 +77,13 @@ inline void account_channel(Engine *e, int ch) {
 
 // Called only by engine e, about to switch to c: c becomes e's running context (its channel
 // the one the inline MR_sync_term_init reads), and a suspension of c ends (counted once, for
-// the statistics and the trace).
+// the statistics and the trace). Every switch to a context comes through here (the scheduler's,
+// a hand-off, a join's switch to its parent), so this is where e publishes the sparks it holds:
+// c runs something else than the context that forked them, and would keep them from the other
+// engines for as long as it runs (H1).
 inline void enter_context(Engine *e, Context *c) {
+  publish_held(e);
+  watchdog_note_switch(e);
   e->current = c;
   e->view.channel = static_cast<AO_t>(c->channel);
   bump(e->channel_runs[c->channel]);
@@ -161,6 +168,8 @@ void suspend_self(Engine *e, const char *what, trace::Why why, F publish, int qu
       // self may go on at once (what it waits for came meanwhile): it runs when next leaves
       // the engine, by this same path or through the scheduler, as below.
       if (publish(self)) e->next_ctx = self;
+      // What publish armed (a sleep's timer) has no idle loop to answer for it now (TM1).
+      timers_handed_off(e);
     });
     return;
   }

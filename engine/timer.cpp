@@ -63,7 +63,10 @@ bool TimerHeap::arm(Timer *t) {
   timer_mark_pending(t->state);
   sift_up(heap_.size() - 1);
   publish_earliest();
-  return heap_[0] == t;
+  if (heap_[0] != t) return false;
+  // relaxed: under lock_; see lowered().
+  lowered_.store(lowered_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
 }
 
 bool TimerHeap::cancel(Timer *t, TimerState *was) {

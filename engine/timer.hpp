@@ -66,6 +66,12 @@ class TimerHeap {
   // fences (doc/design.md, TM1).
   std::uint64_t earliest() const { return earliest_.load(std::memory_order_relaxed); }
 
+  // How many arms have made their timer the earliest, ever: an engine that compares it with the
+  // count at its last cover knows whether a new earliest deadline needs one (timers_handed_off,
+  // TM1). Any thread; relaxed: the engine reads its own arms in program order, and an arm from
+  // another thread covers itself.
+  std::uint64_t lowered() const { return lowered_.load(std::memory_order_relaxed); }
+
   // How many timers are pending. Any thread (takes the lock).
   std::size_t size();
 
@@ -92,6 +98,7 @@ class TimerHeap {
   std::mutex lock_;
   std::vector<Timer *> heap_;  // under lock_
   std::atomic<std::uint64_t> earliest_{kNever};
+  std::atomic<std::uint64_t> lowered_{0};  // written under lock_
 };
 
 }  // namespace mr::engine

@@ -76,6 +76,18 @@ void timers_idle(Engine *e) {
 }
 
 void timers_working(Engine *e) {
+  e->covered = e->timers.lowered();
+  std::uint64_t d = e->timers.earliest();
+  if (d != kNever) cover(e, d);
+}
+
+void timers_handed_off(Engine *e) {
+  // With no arm that made a new earliest since the last cover, the earliest is answered for: an
+  // earliest that only rose (a timer fired or cancelled) is later than the one covered, whose
+  // sleeper wakes by then and computes its wait again (TM1). The common case: one load.
+  std::uint64_t lowered = e->timers.lowered();
+  if (lowered == e->covered) return;
+  e->covered = lowered;
   std::uint64_t d = e->timers.earliest();
   if (d != kNever) cover(e, d);
 }

@@ -28,6 +28,13 @@ void timers_idle(Engine *e);
 // pending timers, make sure someone answers for them should it stay busy (TM1).
 void timers_working(Engine *e);
 
+// Called only by engine e, WORKING, when it runs another context without passing its idle loop
+// (a hand-off, or the context waiting in next_ctx), once the suspension that led there is done:
+// a timer that suspension armed on e's heap (a sleep, a ticker's wait, an fd wait's time-out)
+// is answered for as at timers_working, should the next context stay busy (TM1). A cover runs
+// only when an arm made a new earliest deadline since e's last one.
+void timers_handed_off(Engine *e);
+
 // After a timer with deadline `when` became the earliest of engine x's heap, armed by a thread
 // that will not suspend at once: make sure x, or a sleeper if x works, answers for it (TM1). Any
 // thread.

@@ -98,7 +98,8 @@ class WsDeque {
     // takes the last of these sparks read the new bottom with acquire, so its request comes
     // after this store and stays. One made before it is lost; the sparks published now answer
     // it, unless w was a kShort left over from before publish_all (which does not rewrite the
-    // word) and nothing is published: the request then waits for the thief's next look (H1).
+    // word) and nothing is published: the request then waits for the thief's next look, or,
+    // if that thief sleeps, for the owner's next publication, at the latest its next switch (H1).
     wanted_.store(nb - t0 < publish_below_ ? kShort : 0, std::memory_order_relaxed);
     if (nb > b) release_bottom(nb);
     return nb > b;
@@ -156,6 +157,30 @@ class WsDeque {
     note_count(b, t);
     return true;
   }
+
+  // Called only by the owning engine: the join of the newest spark, held or published, without
+  // taking it; nullptr if the deque is empty by the owner's count. Only the owner writes slots,
+  // so it may look before the pop that decides whether the spark is still there (a thief may
+  // have taken the last published one: the pop then fails). A spark of another conjunction is
+  // thus left where it is, published or held (the inline join of mrengine_view.h looks the same
+  // way), rather than popped and pushed back held.
+  Join *newest_join() const {
+    std::int64_t h = held_.load(std::memory_order_relaxed);  // owner's own fields
+    if (h <= top_cache_.load(std::memory_order_relaxed)) return nullptr;
+    const Array *a = array_.load(std::memory_order_relaxed);  // only the owner stores it
+    return a->get(h - 1).join;
+  }
+
+#ifdef MR_DEBUG
+  // For the debug build's liveness watchdog: one past the newest spark, and whether a spark
+  // below index i is held. Any thread; relaxed loads: estimates.
+  std::int64_t held_end() const { return held_.load(std::memory_order_relaxed); }
+  bool holds_below(std::int64_t i) const {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    std::int64_t h = held_.load(std::memory_order_relaxed);
+    return b < (i < h ? i : h);
+  }
+#endif
 
   // Any thread but the owner.
   Steal steal(Task &out) {

@@ -12,8 +12,9 @@
 
 /* Times are nanoseconds of CLOCK_MONOTONIC (MR_now); durations are nanoseconds. Timers run on the
  * engines, with no timer thread: each engine keeps the timers armed on it and its idle loop fires
- * them; a sleeping engine waits no longer than its earliest deadline. A deadline that has passed
- * fires at once. Pending timers are dropped (never fire) when the runtime shuts down. */
+ * them; a sleeping engine waits no longer than its earliest deadline, and wakes for a busy
+ * engine's timer (by the deadline plus 1 ms) unless every engine is busy (doc/design.md,
+ * "Timers"). A deadline that has passed fires at once. Pending timers are dropped (never fire) when the runtime shuts down. */
 
 /* CLOCK_MONOTONIC now, in nanoseconds. Any thread. */
 MR_EXTERN uint64_t MR_now(void);

@@ -70,6 +70,14 @@ static inline void mr_test_start(int engines, const char *opts) {
 #define MR_TEST_OWN_SIGNALS 1
 #endif
 
+/* The threads the runtime has of its own while it runs, besides engines and backup threads: the
+ * debug build's liveness watchdog (doc/design.md, section 17). */
+#ifdef MR_TEST_WATCHDOG
+#define MR_TEST_RUNTIME_THREADS 1
+#else
+#define MR_TEST_RUNTIME_THREADS 0
+#endif
+
 /* Nonzero under an emulator: a cross build's make check runs every test through
  * tests/emulate.sh, which sets MR_TEST_EMULATED=1 (qemu-user passes the environment on). */
 static inline int mr_test_emulated(void) {
