@@ -40,12 +40,17 @@ struct Task {
   // Tasks whose sparks this task's context forked and must still join, though its taskwait no
   // longer waits for them (task.cpp): children that completed while their sparks still join
   // their own children, and the children that a task run here left at its end. A list from
-  // the newest, through `older`.
+  // the newest, through `older`. Each owed task is numbered in the order it became owed
+  // (owed_no, from owed_next), so the list runs in decreasing numbers even when taskwait
+  // takes finished ones out of its middle.
   Task *owed = nullptr;
-  std::size_t nowed = 0;
-  // Taskgroup marks: the children and owed tasks there were at each taskgroup_start.
+  std::uint64_t owed_next = 0;  // the number the next owed task gets
+  std::uint64_t owed_no = 0;    // as an owed task: its number in its owner's sequence
+  // Taskgroup marks, at each taskgroup_start: how many children there were, and the number the
+  // first owed task since would get (its end joins every owed task from that number on).
   struct GroupMark {
-    std::size_t children, owed;
+    std::size_t children;
+    std::uint64_t owed;
   };
   std::vector<GroupMark> groups;
   // Cancellation of taskgroups: one flag per taskgroup this task opened (innermost last), and

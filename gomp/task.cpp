@@ -99,9 +99,9 @@ void free_task(Task *c) {
 
 // Task `to`'s context is to join task c later (Task::owed).
 void push_owed(Task *to, Task *c) {
+  c->owed_no = to->owed_next++;
   c->older = to->owed;
   to->owed = c;
-  to->nowed++;
 }
 
 // Task t, run in the context of task `to`, has ended with children or owed tasks not joined:
@@ -116,7 +116,6 @@ void hand_over(Task *t, Task *to) {
     push_owed(to, o);
   }
   t->nchildren = 0;
-  t->nowed = 0;
   t->groups.clear();
 }
 
@@ -464,7 +463,6 @@ void join_finished_owed(Task *t) {
   while (Task *o = *link) {
     if (MR_future_is_signalled(&o->done) && !o->lingers) {
       *link = o->older;
-      t->nowed--;
       MR_join_and_continue(&o->st);
       set_current(t);
       free_task(o);
@@ -474,11 +472,11 @@ void join_finished_owed(Task *t) {
   }
 }
 
+// The children a join took were the newest: no taskgroup still open counts more than remain.
+// (Owed tasks need no such care: a mark names a number, not a count, and taking finished ones
+// from anywhere in the list leaves every later one at or above it.)
 void clamp_marks(Task *t) {
-  for (auto &g : t->groups) {
-    g.children = std::min(g.children, t->nchildren);
-    g.owed = std::min(g.owed, t->nowed);
-  }
+  for (auto &g : t->groups) g.children = std::min(g.children, t->nchildren);
 }
 
 }  // namespace
@@ -490,10 +488,9 @@ void join_children(Task *t, Task::GroupMark mark) {
       t->newest_child = c->older;
       t->nchildren--;
       join_spark(t, c);
-    } else if (t->nowed > mark.owed) {
+    } else if (t->owed && t->owed->owed_no >= mark.owed) {
       Task *o = t->owed;
       t->owed = o->older;
-      t->nowed--;
       join_spark(t, o);
     } else {
       break;
@@ -615,7 +612,7 @@ MRG_EXPORT void GOMP_taskyield(void) {
 
 MRG_EXPORT void GOMP_taskgroup_start(void) {
   Task *self = current();
-  self->groups.push_back({self->nchildren, self->nowed});
+  self->groups.push_back({self->nchildren, self->owed_next});
   self->red_stack.push_back(nullptr);
   if (G.cancel_var) self->group_flags.push_back(std::make_shared<std::atomic<bool>>(false));
 }

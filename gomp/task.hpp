@@ -32,8 +32,9 @@ void create_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), 
                  long arg_align, bool if_clause, unsigned flags, void **depend, void *detach,
                  const Bounds *bounds);
 
-// Join the sparks t's context forked and has not joined (its children and owed tasks) since
-// it had `mark` of each (all by default: a barrier): so every descendant of those has completed.
+// Join the sparks t's context forked and has not joined since `mark` (all by default: a
+// barrier): its children beyond mark.children and its owed tasks numbered mark.owed or more. So
+// every descendant of those has completed.
 void join_children(Task *t, Task::GroupMark mark = {0, 0});
 
 // taskwait: wait for the completion of t's children (not of their descendants).

@@ -11,6 +11,7 @@ LD_LIBRARY_PATH=$lib; export LD_LIBRARY_PATH
 MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
 for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred complete-taskwait complete-depend complete-undeferred \
+    complete-group-owed complete-group-owed-nested \
     spawned-member0 spawned-shutdown foreign-ordered alone-order alone-detach-depend oversubscribed barrier-tasks \
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators alloc-traits; do
   if timeout 60 $run "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi

@@ -384,6 +384,8 @@ int main(int argc, char **argv) {
       {"complete-taskwait", test_complete_taskwait},
       {"complete-depend", test_complete_depend},
       {"complete-undeferred", test_complete_undeferred},
+      {"complete-group-owed", test_complete_group_owed},
+      {"complete-group-owed-nested", test_complete_group_owed_nested},
       {"spawned-member0", test_spawned_member0},
       {"spawned-shutdown", test_spawned_shutdown},
       {"foreign-ordered", test_foreign_ordered},

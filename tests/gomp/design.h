@@ -40,6 +40,8 @@ int test_depend_undeferred(void);
 int test_complete_taskwait(void);
 int test_complete_depend(void);
 int test_complete_undeferred(void);
+int test_complete_group_owed(void);
+int test_complete_group_owed_nested(void);
 
 /* OpenMP from a context the program spawned (design_spawned.c). */
 int test_spawned_member0(void);

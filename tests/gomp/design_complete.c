@@ -79,3 +79,83 @@ int test_complete_undeferred(void) {
   }
   return 0;
 }
+
+/* Tasks an undeferred task leaves become its creator's to join; a taskgroup's end joins those
+ * left inside it, and their descendants, even after a taskwait inside it has joined older ones
+ * left before it began, which finished first: the 300 ms grandchild still runs when the
+ * taskwait joins the two 20 ms ones. */
+int test_complete_group_owed(void) {
+  int late = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp task if (0)
+    for (int i = 0; i < 2; i++) {
+#pragma omp task
+      usleep(20000);
+    }
+#pragma omp taskgroup
+    {
+#pragma omp task if (0) shared(late)
+      {
+#pragma omp task shared(late)
+        {
+          usleep(300000);
+          __atomic_store_n(&late, 1, __ATOMIC_RELAXED);
+        }
+      }
+      usleep(100000);
+#pragma omp taskwait
+    }
+    if (!__atomic_load_n(&late, __ATOMIC_RELAXED))
+      FAIL("the taskgroup ended before the grandchild of its task ran");
+  }
+  return 0;
+}
+
+/* The same in nested taskgroups: tasks left before the outer one, in it before the inner one,
+ * and in the inner one; a taskwait in the inner one joins the older, finished ones. Each end
+ * waits for the grandchild left inside it. */
+int test_complete_group_owed_nested(void) {
+  int inner = 0, outer = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp task if (0)
+    {
+#pragma omp task
+      usleep(20000);
+    }
+#pragma omp taskgroup
+    {
+#pragma omp task if (0) shared(outer)
+      {
+#pragma omp task shared(outer)
+        {
+          usleep(500000);
+          __atomic_store_n(&outer, 1, __ATOMIC_RELAXED);
+        }
+#pragma omp task
+        usleep(20000);
+      }
+#pragma omp taskgroup
+      {
+#pragma omp task if (0) shared(inner)
+        {
+#pragma omp task shared(inner)
+          {
+            usleep(300000);
+            __atomic_store_n(&inner, 1, __ATOMIC_RELAXED);
+          }
+        }
+        usleep(100000);
+#pragma omp taskwait
+      }
+      if (!__atomic_load_n(&inner, __ATOMIC_RELAXED))
+        FAIL("the inner taskgroup ended before the grandchild of its task ran");
+    }
+    if (!__atomic_load_n(&outer, __ATOMIC_RELAXED))
+      FAIL("the outer taskgroup ended before the grandchild of its task ran");
+  }
+  return 0;
+}
