@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <new>
 
+#include "context_local.hpp"
 #include "sanitizer.hpp"
 #include "stack.hpp"
 #include "task.hpp"
@@ -98,6 +99,7 @@ struct Context {
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
+  ContextLocal local;  // a library's word for this context (context_local.hpp)
   san::Fiber san;   // for the sanitizers' view of switches (sanitizer.hpp)
   TraceMark trace;  // tracing only (trace.hpp)
 };

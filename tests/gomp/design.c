@@ -386,6 +386,8 @@ int main(int argc, char **argv) {
       {"complete-undeferred", test_complete_undeferred},
       {"spawned-member0", test_spawned_member0},
       {"spawned-shutdown", test_spawned_shutdown},
+      {"current-suspend", test_current_suspend},
+      {"current-program", test_current_program},
       {"foreign-ordered", test_foreign_ordered},
       {"foreign-critical", test_foreign_critical},
       {"alone-order", test_alone_order},
