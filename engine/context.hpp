@@ -20,6 +20,7 @@
 #include <new>
 
 #include "gc.hpp"
+#include "context_local.hpp"
 #include "sanitizer.hpp"
 #include "stack.hpp"
 #include "task.hpp"
@@ -106,6 +107,7 @@ struct Context {
   boost::context::stack_context stack{};
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
+  ContextLocal local;  // a library's word for this context (context_local.hpp)
   san::Fiber san;   // for the sanitizers' view of switches (sanitizer.hpp)
   gc::Stack gc;     // for a collector's (gc.hpp)
   TraceMark trace;  // tracing only (trace.hpp)

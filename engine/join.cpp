@@ -210,6 +210,11 @@ void context_body(Context *self) {
   for (;;) {
     Task t = self->task;
     t.fn(t.env);
+    if (self->local.release) {  // a library's data for this task (context_local.hpp)
+      ContextLocal l = self->local;
+      self->local = {};
+      l.release(l.owned);
+    }
     finish_task(self, t.join);
   }
 }

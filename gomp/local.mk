@@ -67,8 +67,10 @@ gomp_libgomp_la_SOURCES = \
 	gomp/sections.cpp \
 	gomp/cancel.cpp \
 	gomp/fork.cpp
-# The public headers, and the engine's header-only helpers by their path from the top
-# (engine/cpu_relax.hpp): libmrgomp calls the engine only through the public API.
+# The public headers, and the engine's internal headers by their path from the top:
+# engine/cpu_relax.hpp (header-only) and engine/context_local.hpp (the one internal function
+# libmrgomp calls, exported from libmrengine for it: current.hpp); otherwise libmrgomp calls the
+# engine only through the public API.
 gomp_libgomp_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 gomp_libgomp_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden $(HWLOC_CFLAGS)
 gomp_libgomp_la_LIBADD = libmrengine.la $(HWLOC_LIBS)

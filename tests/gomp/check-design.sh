@@ -12,7 +12,7 @@ MRENGINE_OPTIONS="-P 2"; export MRENGINE_OPTIONS
 status=0
 for t in runtime threadprivate barrier tied depend depend-release depend-wavefront depend-undeferred complete-taskwait complete-depend complete-undeferred \
     complete-group-owed complete-group-owed-nested \
-    spawned-member0 spawned-shutdown foreign-ordered alone-order alone-detach-depend oversubscribed barrier-tasks \
+    spawned-member0 spawned-shutdown current-program foreign-ordered alone-order alone-detach-depend oversubscribed barrier-tasks \
     locks ordered task-reduction nonmonotonic kept-team idle shutdown two-creators alloc-traits; do
   if timeout 60 $run "$prog" "$t"; then echo "PASS: $t"; else echo "FAIL: $t"; status=1; fi
 done
@@ -34,6 +34,8 @@ for w in active passive; do
     echo "FAIL: oversubscribed-yield ($w)"; status=1
   fi
 done
+# The current task of a context that suspends outside libmrgomp, on one engine with tasks as sparks.
+if MRENGINE_OPTIONS="-P 1" MRGOMP_DEFER_ALONE=true timeout 60 $run "$prog" current-suspend; then echo "PASS: current-suspend"; else echo "FAIL: current-suspend"; status=1; fi
 # A member on a slot thread holds a critical section while the one engine's member waits for it.
 if MRENGINE_OPTIONS="-P 1" timeout 60 $run "$prog" foreign-critical; then echo "PASS: foreign-critical"; else echo "FAIL: foreign-critical"; status=1; fi
 # OMP_STACKSIZE is read once at start-up.

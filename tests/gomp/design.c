@@ -388,6 +388,8 @@ int main(int argc, char **argv) {
       {"complete-group-owed-nested", test_complete_group_owed_nested},
       {"spawned-member0", test_spawned_member0},
       {"spawned-shutdown", test_spawned_shutdown},
+      {"current-suspend", test_current_suspend},
+      {"current-program", test_current_program},
       {"foreign-ordered", test_foreign_ordered},
       {"foreign-critical", test_foreign_critical},
       {"alone-order", test_alone_order},

@@ -46,6 +46,8 @@ int test_complete_group_owed_nested(void);
 /* OpenMP from a context the program spawned (design_spawned.c). */
 int test_spawned_member0(void);
 int test_spawned_shutdown(void);
+int test_current_suspend(void);
+int test_current_program(void);
 
 /* Tasks of members on threads that are not engines (design_foreign.c). */
 int test_foreign_ordered(void);

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <string.h>
 
 /* mrengine's C ABI, found in the process (libmrgomp brings it): MR_Future is four words, zero
  * when unsignalled. */
@@ -102,5 +103,87 @@ int test_spawned_shutdown(void) {
   if (r.regions != REGIONS) FAIL("%d regions of %d ran before MR_shutdown returned", r.regions,
                                  REGIONS);
   if (r.order_wrong) FAIL("%d ordered regions out of order", r.order_wrong);
+  return 0;
+}
+
+/* The current task belongs to the context, not the thread: on one engine with tasks as sparks
+ * (MRGOMP_DEFER_ALONE=true, check-design.sh), a task that suspends in MR_future_wait resumes
+ * after the other task started and suspended there, and still sees its own record (T2 is final,
+ * T1 is not). */
+static future_t first_wait, second_wait;
+static int started, wrong_final;
+
+static void suspending_task(int final_) {
+  /* relaxed: both tasks run on the one engine's thread. */
+  if (__atomic_fetch_add(&started, 1, __ATOMIC_RELAXED) == 0) {
+    mr.wait(&first_wait); /* resumed once the other task has suspended */
+    if (omp_in_final() != final_) wrong_final++;
+    mr.signal(&second_wait, 1);
+  } else {
+    mr.signal(&first_wait, 1);
+    mr.wait(&second_wait);
+    if (omp_in_final() != final_) wrong_final++;
+  }
+}
+
+int test_current_suspend(void) {
+  find_mrengine();
+  for (int k = 0; k < 200; k++) {
+    memset(&first_wait, 0, sizeof first_wait);
+    memset(&second_wait, 0, sizeof second_wait);
+    started = 0;
+#pragma omp task
+    suspending_task(0);
+#pragma omp task final(1)
+    suspending_task(1);
+#pragma omp taskwait
+    if (wrong_final) FAIL("round %d: %d tasks saw the other task's omp_in_final()", k, wrong_final);
+  }
+  mr.shutdown();
+  return 0;
+}
+
+/* A program context that runs on an engine while a team member of another team waits at a
+ * barrier there is in no parallel region, and gets a team of its own. */
+struct program {
+  int in_parallel, thread, level, team;
+  int seen; /* set once the first three are recorded */
+  future_t done;
+};
+
+static void program_context(void *arg) {
+  struct program *p = arg;
+  p->in_parallel = omp_in_parallel();
+  p->thread = omp_get_thread_num();
+  p->level = omp_get_level();
+  __atomic_store_n(&p->seen, 1, __ATOMIC_RELEASE); /* release: the three above, for member 0 */
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  p->team = omp_get_num_threads();
+  mr.signal(&p->done, 1);
+}
+
+int test_current_program(void) {
+  find_mrengine();
+  for (int k = 0; k < 50; k++) {
+    static struct program p;
+    memset(&p, 0, sizeof p);
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 1) {
+        int rc = mr.spawn(program_context, &p, NULL);
+        if (rc != 0) FAIL("MR_spawn: %d", rc);
+      } else {
+        /* acquire: pairs with the context's release store. Member 0 keeps its engine busy, so
+         * the context runs where member 1 waits at the barrier. */
+        while (!__atomic_load_n(&p.seen, __ATOMIC_ACQUIRE)) usleep(1000);
+      }
+    }
+    mr.wait(&p.done);
+    if (p.in_parallel != 0 || p.thread != 0 || p.level != 0 || p.team != 2)
+      FAIL("round %d: a program context saw omp_in_parallel() %d, thread %d, level %d, a team of %d"
+           " (not 0, 0, 0, 2)", k, p.in_parallel, p.thread, p.level, p.team);
+  }
+  mr.shutdown();
   return 0;
 }
