@@ -219,11 +219,14 @@ void context_body(Context *self) {
   }
 }
 
-void fork(Join *j, MR_TaskFn fn, void *env) {
+void fork(Join *j, MR_TaskFn fn, void *env, bool term) {
   Engine *e = this_engine();
   if (!e) {
     if (!running()) fatal("MR_fork_new_child called while the runtime is not running");
-    fork_outside(j, fn, env);
+    if (term)
+      fork_outside(j, fn, env);
+    else
+      inject(Task{fn, env, j});
     return;
   }
   note(e, Event::sparks_pushed);

@@ -9,8 +9,10 @@ namespace mr::engine {
 
 // Push a spark for `j` on the calling engine's deque and run the post-work check (P1); from a
 // thread that is not an engine, into the injector. Any thread while running; stops the process
-// otherwise.
-void fork(Join *j, MR_TaskFn fn, void *env);
+// otherwise. `term`: j is a sync term, joined by MR_join_and_continue, so a thread that is not
+// an engine counts its branch in MR_shutdown's wait (join.cpp, fork_outside); a scope's tasks
+// (false) are waited for by its end, not counted.
+void fork(Join *j, MR_TaskFn fn, void *env, bool term = true);
 
 // The parent's join (J1): run own sparks inline while they are local, else suspend until the
 // last child resumes this context; a thread that is not an engine blocks. `ran`: branches the

@@ -33,7 +33,7 @@ int scope_spawn(Scope *s, MR_TaskFn fn, void *env) {
     // happens after the spark's push (release) and its take (acquire), both after this RMW.
   } while (!j->count.compare_exchange_weak(c, c + 1, std::memory_order_relaxed,
                                            std::memory_order_relaxed));
-  fork(j, fn, env);
+  fork(j, fn, env, /*term=*/false);
   return 0;
 }
 
