@@ -81,7 +81,8 @@ MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg);
  * Not listed yet, so the program must keep such a pointer reachable itself until its task has
  * started: the env of a spark (MR_fork_new_child, MR_scope_spawn) while it waits in an
  * engine's deque or in the injector, and MR_lc_spawn's env (kept in the loop control's slot).
- * A future's value and a timer's argument live in the program's own MR_Future and MR_Timer, roots when those are. */
+ * A future's value and a timer's argument live in the program's own MR_Future and MR_Timer,
+ * roots when those are. */
 MR_EXTERN size_t MR_gc_each_root_range(MR_GcStackFn fn, void *arg);
 
 /* Wire the hooks for the Boehm-Demers-Weiser collector (bdwgc 8.2 or later) into cfg. Each thread
