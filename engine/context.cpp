@@ -35,6 +35,18 @@ void unlink(Context *c) {
   c->all_prev = c->all_next = nullptr;
 }
 
+// A collector's roots in a context's record (gc.hpp): the task it runs next and a spawned
+// function's words, which hold the program's pointers before the context first runs (and while
+// it is dropped), when nothing on its stack does. Read with its threads stopped; a word being
+// written is either value, and a stale one only keeps its object a while longer.
+std::size_t task_roots(const void *owner, MR_GcStackFn fn, void *arg) {
+  auto *c = static_cast<const Context *>(owner);
+  fn(const_cast<Task *>(&c->task), const_cast<Task *>(&c->task + 1), arg);
+  fn(const_cast<Context::Spawned *>(&c->spawned), const_cast<Context::Spawned *>(&c->spawned + 1),
+     arg);
+  return 2;
+}
+
 }  // namespace
 
 Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, ContextBody body) {
@@ -57,6 +69,8 @@ Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, C
     return nullptr;
   }
   san::init_stack(c->san, c->stack);
+  c->gc.owner = c;
+  c->gc.roots = task_roots;
   gc::add(&c->gc, c->stack);
   link(c);
   return c;

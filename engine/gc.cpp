@@ -105,6 +105,15 @@ std::size_t each_suspended(MR_GcStackFn fn, void *arg) {
   return n;
 }
 
+std::size_t each_root_range(MR_GcStackFn fn, void *arg) {
+  std::size_t n = 0;
+  // acquire: pairs with the release stores of link and remove (and so publishes roots, owner).
+  for (Stack *s = g_head.load(std::memory_order_acquire); s;
+       s = s->next.load(std::memory_order_acquire))
+    if (s->roots) n += s->roots(s->owner, fn, arg);
+  return n;
+}
+
 void forget_after_fork() {
   new (&g_list_lock) std::mutex;  // re-made, not unlocked: another thread may have held it
   g_head.store(nullptr, std::memory_order_relaxed);  // relaxed: the child has one thread

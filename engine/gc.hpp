@@ -36,6 +36,12 @@ struct Stack {
   std::atomic<Stack *> next{nullptr};
   Stack *prev = nullptr;
   bool listed = false;  // under the list's lock
+  // The records of its owner's that hold pointers the program handed to the runtime (a context's
+  // task and spawned function's argument), which a collector scans whether or
+  // not a thread runs on the stack: roots(owner, fn, arg) calls fn on each range and returns how
+  // many. Set before the stack is listed (link's release publishes them); null: none.
+  std::size_t (*roots)(const void *owner, MR_GcStackFn fn, void *arg) = nullptr;
+  const void *owner = nullptr;
 };
 
 // The hooks of the running runtime: set by install() before its first thread or context is made,
@@ -98,6 +104,8 @@ void switch_stacks(boost::context::fiber &&to, Stack &from, Stack &dest, Leave l
 
 // MR_gc_each_suspended_stack (mrengine_gc.h): no lock, no allocation.
 std::size_t each_suspended(MR_GcStackFn fn, void *arg);
+// MR_gc_each_root_range (mrengine_gc.h): no lock, no allocation.
+std::size_t each_root_range(MR_GcStackFn fn, void *arg);
 
 // The child of a fork() (fork.cpp): the list, which a thread that no longer exists may have been
 // changing, starts empty with a fresh lock; the hooks stay off until a runtime of its own starts.

@@ -71,11 +71,25 @@ typedef void (*MR_GcStackFn)(void *lo, void *hi, void *arg);
  * (0 when fn is NULL). */
 MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg);
 
+/* List the ranges of mrengine's own records that hold pointers the program handed it and that
+ * no stack may hold: fn(lo, hi, arg) for each, the task and spawned function of every context
+ * (MR_spawn's arg, and a spark's env once a context took it, before it first runs or while it
+ * waits in a queue). A collector scans them
+ * conservatively, as it scans the suspended stacks, with the same rules: no lock, no allocation,
+ * every thread stopped, as MR_gc_each_suspended_stack. Ranges are listed only while a runtime
+ * started with hooks runs. Returns the number of ranges reported (0 when fn is NULL).
+ * Not listed yet, so the program must keep such a pointer reachable itself until its task has
+ * started: the env of a spark (MR_fork_new_child, MR_scope_spawn) while it waits in an
+ * engine's deque or in the injector, and MR_lc_spawn's env (kept in the loop control's slot).
+ * A future's value and a timer's argument live in the program's own MR_Future and MR_Timer,
+ * roots when those are. */
+MR_EXTERN size_t MR_gc_each_root_range(MR_GcStackFn fn, void *arg);
+
 /* Wire the hooks for the Boehm-Demers-Weiser collector (bdwgc 8.2 or later) into cfg. Each thread
  * mrengine creates is registered and unregistered (GC_register_my_thread), each switch tells the
  * collector the stack the thread now runs on (GC_set_stackbottom, under the allocation lock), and
- * each collection also scans the suspended stacks (GC_set_push_other_roots, chained to the
- * procedure set before). The program calls GC_INIT() first, on its main thread; then
+ * each collection also scans the suspended stacks and the root ranges (GC_set_push_other_roots,
+ * chained to the procedure set before). The program calls GC_INIT() first, on its main thread; then
  * MR_config_default(&cfg), MR_gc_use_boehm(&cfg), MR_init(&cfg); and links -lgc. The thread that
  * calls MR_init must be registered with the collector (the main thread is, by GC_INIT).
  * Returns 0, MR_EINVAL (as MR_gc_set_hooks), or MR_ENOTSUP when this libmrengine was built

@@ -27,3 +27,8 @@ MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg) {
   if (!fn) return 0;
   return mr::engine::gc::each_suspended(fn, arg);
 }
+
+MR_EXTERN size_t MR_gc_each_root_range(MR_GcStackFn fn, void *arg) {
+  if (!fn) return 0;
+  return mr::engine::gc::each_root_range(fn, arg);
+}

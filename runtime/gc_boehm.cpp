@@ -57,10 +57,12 @@ void push_stack(void *lo, void *hi, void *) { GC_push_all_eager(lo, hi); }
 // The procedure set before ours, called first (gc_mark.h asks a client's to).
 GC_push_other_roots_proc g_chained = nullptr;
 
-// Called by the collector with every thread stopped: the suspended stacks are roots.
+// Called by the collector with every thread stopped: the suspended stacks, and the runtime's
+// records that hold the program's pointers, are roots.
 void push_other_roots() {
   if (g_chained) g_chained();
   (void)MR_gc_each_suspended_stack(push_stack, nullptr);
+  (void)MR_gc_each_root_range(push_stack, nullptr);
 }
 
 const MR_GcHooks kHooks = {sizeof(MR_GcHooks), thread_begin, thread_end, switch_begin,

@@ -421,6 +421,70 @@ START_TEST(test_sparks_carry_pointers) {
 }
 END_TEST
 
+/* ---- Pointers handed to the runtime are roots ---- */
+
+/* Collected records handed to the runtime as a spawned context's argument or a spark's
+ * environment, and referenced from nowhere else: each has a finalizer that counts it and marks
+ * it dead, and what runs them checks the mark. */
+#define HANDED_MAGIC 0x48414e44u
+typedef struct Handed {
+  uintptr_t magic;
+} Handed;
+static atomic_int handed_finalized, handed_ran, handed_dead;
+static void handed_fin(void *obj, void *cd) {
+  (void)cd;
+  ((Handed *)obj)->magic = 0;
+  atomic_fetch_add(&handed_finalized, 1);
+}
+static Handed *handed_new(void) {
+  Handed *h = GC_MALLOC(sizeof *h);
+  ck_assert_ptr_nonnull(h);
+  h->magic = HANDED_MAGIC;
+  GC_REGISTER_FINALIZER(h, handed_fin, NULL, NULL, NULL);
+  return h;
+}
+static void handed_run(void *arg) {
+  if (((Handed *)arg)->magic != HANDED_MAGIC) atomic_fetch_add(&handed_dead, 1);
+  atomic_fetch_add(&handed_ran, 1);
+}
+static void handed_reset(void) {
+  atomic_store(&handed_finalized, 0);
+  atomic_store(&handed_ran, 0);
+  atomic_store(&handed_dead, 0);
+}
+/* Overwrite the stack below the caller, where the handed pointers passed through. */
+static void __attribute__((noinline)) scrub_stack(void) {
+  volatile char buf[64 * 1024];
+  memset((char *)buf, 0, sizeof buf);
+}
+static void collect_twice(void) {
+  scrub_stack();
+  for (int k = 0; k < 2; k++) {
+    GC_gcollect();
+    GC_invoke_finalizers();
+  }
+}
+
+#define HANDED_N 2000
+static void __attribute__((noinline)) spawn_handed(void) {
+  for (int i = 0; i < HANDED_N; i++) ck_assert_int_eq(MR_spawn(handed_run, handed_new(), NULL), 0);
+}
+
+/* The primordial context, alone on its one engine, spawns contexts whose argument is their only
+ * reference and collects before any of them has run. */
+START_TEST(test_spawned_args_are_roots) {
+  start_boehm(1);
+  handed_reset();
+  spawn_handed();
+  collect_twice();
+  ck_assert_int_eq(atomic_load(&handed_ran), 0);
+  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  ck_assert_int_eq(atomic_load(&handed_ran), HANDED_N);
+  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+}
+END_TEST
+
 /* ---- Collection works: 1 GB of garbage leaves the heap bounded ---- */
 
 static atomic_int garbage_done;
@@ -500,6 +564,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_suspended_lists_survive_collections, 0, 4);
   tcase_add_test(tc, test_ten_thousand_suspended_contexts);
   tcase_add_loop_test(tc, test_sparks_carry_pointers, 0, 4);
+  tcase_add_test(tc, test_spawned_args_are_roots);
   tcase_add_test(tc, test_garbage_is_collected);
   tcase_add_test(tc, test_shutdown_with_collections_in_flight);
   suite_add_tcase(s, tc);
