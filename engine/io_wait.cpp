@@ -239,10 +239,29 @@ int wait_fd_thread(int fd, int events, std::int64_t timeout_ns) {
 
 }  // namespace
 
+namespace {
+
+// The lowest and highest number of the runtime's own descriptors (every engine's epoll instance
+// and eventfd), set by io_start before any engine runs and read only by contexts: a range
+// before the loop, so that a wait on another descriptor (all of them, in practice) costs two
+// comparisons.
+int g_own_lo = 0, g_own_hi = -1;
+
+}  // namespace
+
+bool io_owns(const Runtime *rt, int fd) {
+  if (fd < g_own_lo || fd > g_own_hi) return false;
+  for (int i = 0; i < rt->n; i++)
+    if (fd == rt->io[i].epfd || fd == rt->io[i].evfd) return true;
+  return false;
+}
+
 int io_start(Runtime *rt) {
   auto *io = new (std::nothrow) IoEngine[static_cast<std::size_t>(rt->n)];
   if (!io) return MR_ENOMEM;
   rt->io = io;
+  g_own_lo = INT_MAX;
+  g_own_hi = -1;
   for (int i = 0; i < rt->n; i++) {
     io[i].epfd = epoll_create1(EPOLL_CLOEXEC);
     io[i].evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -255,6 +274,8 @@ int io_start(Runtime *rt) {
       return MR_ENOMEM;
     }
     rt->engines[i]->sleep.park = Park{epoll_park, epoll_unpark, io};
+    g_own_lo = std::min({g_own_lo, io[i].epfd, io[i].evfd});
+    g_own_hi = std::max({g_own_hi, io[i].epfd, io[i].evfd});
   }
   return 0;
 }
@@ -445,6 +466,10 @@ int wait_fd(int fd, int events, std::int64_t timeout_ns) {
   MR_CHECK(!e || in_context || timeout_ns == 0, "MR_wait_fd outside a context");
   if (in_context && !g_rt->io) return MR_ENOFDWAIT;
   if (fd < 0) return MR_EBADF;
+  // A registration of the runtime's own descriptor would take over or stand beside an engine's
+  // (its eventfd is registered in its instance: a re-arm would replace the unpark's token, and
+  // the engine could no longer be woken). Refused before any epoll call.
+  if (in_context && io_owns(g_rt, fd)) return MR_EINUSE;
   if (int rc = fd_claim(fd, events, in_context); rc != 0) return rc;
   // A zero time-out is a poll, which waits for nothing: a context takes a thread's way too. (Its
   // own way would arm a timer due at once, which another engine could fire before this one read

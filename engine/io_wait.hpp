@@ -25,6 +25,10 @@ struct IoEngine {
 // nothing is left). Called by start(), before the engine threads exist.
 int io_start(Runtime *rt);
 
+// Whether fd is one of the runtime's own descriptors (an engine's epoll instance or eventfd),
+// which no context may wait on. While the runtime runs; next to free for any other fd.
+bool io_owns(const Runtime *rt, int fd);
+
 // Close and free them. With no engine thread running.
 void io_stop(Runtime *rt);
 

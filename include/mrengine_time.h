@@ -99,7 +99,8 @@ MR_EXTERN int MR_ticker_wait(MR_Ticker *tk, uint64_t *ticks);
  * Returns the ready bits (> 0); 0 at the time-out (a descriptor ready then is reported ready,
  * however short the time-out); MR_EINVAL (events not READ/WRITE); MR_EBADF
  * (fd not open); MR_ENOTPOLL (a regular file or directory); MR_EINUSE (somebody already waits on
- * fd for one of `events`, wherever it runs); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
+ * fd for one of `events`, wherever it runs; or, from a context, fd is one of the runtime's own
+ * descriptors: an engine's epoll instance or eventfd); MR_ENOFDWAIT (no MR_CONFIG_FD_WAITS); MR_ENOMEM. A
  * descriptor closed while a context waits on it is a mistake of the program's, answered safely:
  * the wait ends at its time-out, or earlier when the file it named, still open through another
  * descriptor (a dup, a forked child's copy), becomes ready: it is then reported ready under the

@@ -6,7 +6,7 @@
  * connections, a context per connection on both sides, every byte checked; a signal handed to a
  * context through a self-pipe (doc/api.md, "Signal handlers"); descriptors closed while
  * contexts wait on them, waiters dropped with their channel, and a thread's time-out under a
- * stream of signals. */
+ * stream of signals; a wait on a descriptor of the runtime's own refused. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -179,6 +179,55 @@ START_TEST(test_two_waiters) {
   ck_assert_int_eq(MR_shutdown(), 0);
   close(two_fds[0]);
   close(two_fds[1]);
+}
+END_TEST
+
+/* ---- a wait on a descriptor of the runtime's own (an engine's epoll instance or eventfd) ----
+ * is refused, and leaves every engine able to be woken: bound work starts promptly after. */
+static int own_fds[16], own_n, own_rc[16];
+static atomic_int own_done, own_started;
+static void own_waiter(void *arg) {
+  (void)arg;
+  for (int k = 0; k < own_n; k++) own_rc[k] = MR_wait_fd(own_fds[k], MR_FD_READ, MS);
+  atomic_store(&own_done, 1);
+}
+static void own_mark(void *arg) {
+  (void)arg;
+  atomic_store(&own_started, 1);
+}
+static void own_list(void) {
+  own_n = 0;
+  for (int fd = 0; fd < 1024 && own_n < 16; fd++) {
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(path, buf, sizeof buf - 1);
+    if (k < 0) continue;
+    buf[k] = 0;
+    if (strstr(buf, "[eventfd]") || strstr(buf, "[eventpoll]")) own_fds[own_n++] = fd;
+  }
+}
+START_TEST(test_own_descriptors_refused) {
+  start_fd(2, 0);
+  own_list();
+  ck_assert_int_ge(own_n, 4); /* an epoll instance and an eventfd per engine */
+  for (int eng = 0; eng < 2; eng++) {
+    atomic_store(&own_done, 0);
+    spawn_on(own_waiter, eng);
+    while (!atomic_load(&own_done)) MR_sleep_for(MS);
+    for (int k = 0; k < own_n; k++) ck_assert_int_eq(own_rc[k], MR_EINUSE);
+  }
+  for (int round = 0; round < 20; round++)
+    for (int eng = 0; eng < 2; eng++) {
+      MR_sleep_for(5 * MS); /* let the engines sleep */
+      atomic_store(&own_started, 0);
+      uint64_t t0 = MR_now();
+      spawn_on(own_mark, eng);
+      while (!atomic_load(&own_started)) {
+        ck_assert_msg(MR_now() - t0 < 2000 * MS, "engine %d was not woken", eng);
+        MR_sleep_for(MS / 10);
+      }
+    }
+  ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
 
@@ -755,6 +804,7 @@ int main(void) {
   tcase_add_test(tc, test_pipe_ready_and_timeout);
   tcase_add_loop_test(tc, test_poll_ready, 0, 2);
   tcase_add_test(tc, test_two_waiters);
+  tcase_add_test(tc, test_own_descriptors_refused);
   tcase_add_test(tc, test_foreign_thread);
   tcase_add_test(tc, test_thread_codes);
   tcase_add_test(tc, test_signal_self_pipe);
