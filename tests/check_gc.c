@@ -559,7 +559,14 @@ int main(void) {
   tcase_add_test(tc, test_hooks_api);
   tcase_add_test(tc, test_own_hooks_see_every_thread_and_switch);
   suite_add_tcase(s, tc);
-#ifdef MR_TEST_BDWGC
+#if defined(MR_TEST_BDWGC) && defined(MR_TEST_SANITIZER) && defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer: bdwgc is not instrumented, and its allocation lock, taken at a switch's
+   * start and released where the switch lands, is released on another fiber, which TSan reports
+   * as an unlock by the wrong thread. The hooks' own tests run; the collector's are skipped. */
+  if (mr_test_run(s) != EXIT_SUCCESS) return EXIT_FAILURE;
+  printf("SKIP: bdwgc under ThreadSanitizer\n");
+  return 77;
+#elif defined(MR_TEST_BDWGC)
   tc = mr_tcase("boehm", 120);
   tcase_add_loop_test(tc, test_suspended_lists_survive_collections, 0, 4);
   tcase_add_test(tc, test_ten_thousand_suspended_contexts);
