@@ -164,7 +164,7 @@ int main(void) {
   tcase_add_test(tc, test_spawn_bursts_against_sleepers);
 #if !(defined(MR_TEST_SANITIZER) && defined(__SANITIZE_THREAD__))
   /* Under ThreadSanitizer this test now exceeds TSan's limit of 8128 threads: something makes
-   * threads it does not join; not yet found (an open defect, recorded in the stop's notes). */
+   * threads it does not join, not yet found: an open defect. */
   tcase_add_test(tc, test_foreign_threads_spawn);
 #endif
   tcase_add_test(tc, test_everything_at_once);
