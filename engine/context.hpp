@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <new>
 
-#include "gc.hpp"
 #include "context_local.hpp"
+#include "gc.hpp"
 #include "sanitizer.hpp"
 #include "stack.hpp"
 #include "task.hpp"
@@ -108,9 +108,9 @@ struct Context {
   // Every context made by context_create is on one list until destroyed (context.cpp).
   Context *all_prev = nullptr, *all_next = nullptr;
   ContextLocal local;  // a library's word for this context (context_local.hpp)
-  san::Fiber san;   // for the sanitizers' view of switches (sanitizer.hpp)
-  gc::Stack gc;     // for a collector's (gc.hpp)
-  TraceMark trace;  // tracing only (trace.hpp)
+  san::Fiber san;      // for the sanitizers' view of switches (sanitizer.hpp)
+  gc::Stack gc;        // for a collector's (gc.hpp)
+  TraceMark trace;     // tracing only (trace.hpp)
 };
 
 // Boost.Context's stack allocator for a context: a stack of ours (stack.hpp), recorded where

@@ -40,8 +40,7 @@ void install(const MR_GcHooks *hooks) {
   g_hooks = Hooks{};
   if (!hooks) return;
   g_hooks.h = *hooks;
-  g_hooks.on = hooks->thread_begin || hooks->thread_end || hooks->switch_begin ||
-               hooks->switch_end;
+  g_hooks.on = hooks->thread_begin || hooks->thread_end || hooks->switch_begin || hooks->switch_end;
 }
 
 void uninstall() { g_hooks = Hooks{}; }

@@ -85,8 +85,7 @@ inline void arrived(Stack &from, Stack &dest, const boost::context::fiber &back)
 // function, which must call arrive(back) once it is on dest's stack, before it publishes the
 // stack it left. Without hooks `arrive` does nothing, and the only cost is the branch here.
 template <class Leave, class Ontop>
-void switch_stacks(boost::context::fiber &&to, Stack &from, Stack &dest, Leave leave,
-                   Ontop ontop) {
+void switch_stacks(boost::context::fiber &&to, Stack &from, Stack &dest, Leave leave, Ontop ontop) {
   if (!g_hooks.on) [[likely]] {
     leave();
     (void)std::move(to).resume_with([ontop](boost::context::fiber &&back) mutable {

@@ -38,8 +38,8 @@ constexpr const char *kTooManyBranches =
 enum class Next { NONE, OWN, STOLEN };
 Next next_spark(Engine *e, Context *self, Task &t) {
   const int level = g_rt->channels.level(self->channel);
-  if (e->bound.maybe_nonempty() ||
-      (g_rt->channels.work() & g_rt->channels.at_or_above(level)) || turn_over(e, level))
+  if (e->bound.maybe_nonempty() || (g_rt->channels.work() & g_rt->channels.at_or_above(level)) ||
+      turn_over(e, level))
     return Next::NONE;
   while (pop_spark(e, t))
     if (keep_spark(t)) return Next::OWN;
@@ -100,7 +100,8 @@ void finish_task(Context *self, Join *j) {
       // is not moved here: self runs it, and the parent is scheduled.
       if (have) push_spark(e, t);
       enter_context(e, p);
-      leave_context(self, std::move(p->fiber), p->san, p->gc, [e, self] { release_context(e, self); });
+      leave_context(self, std::move(p->fiber), p->san, p->gc,
+                    [e, self] { release_context(e, self); });
       return;
     }
     schedule(p);

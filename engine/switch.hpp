@@ -46,8 +46,8 @@ inline void resume_context(Context *c, san::Fiber &from, gc::Stack &from_gc,
 // C++ exception state goes with it, kept in this frame, and is put back on whatever thread
 // resumes it; the destination finds the thread's state empty (exception_state.hpp).
 template <class F>
-void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san,
-                   gc::Stack &to_gc, F publish) {
+void leave_context(Context *self, boost::context::fiber &&to, san::Fiber &to_san, gc::Stack &to_gc,
+                   F publish) {
   const ExceptionState exceptions = exceptions_take();
   gc::switch_stacks(
       std::move(to), self->gc, to_gc, [self, &to_san] { san::leave(self->san, to_san); },

@@ -63,9 +63,10 @@ void look(std::vector<SleepSeen> &seen) {
     std::uint64_t since = x->strand_since.load(std::memory_order_relaxed);
     int s = sleeper_since(seen, late, i);
     if (since <= late && s >= 0)
-      fatal("liveness watchdog: engine %d has held sparks since it ran another context %llu ms "
-            "ago, and engine %d sleeps (doc/design.md, H1)",
-            i, static_cast<unsigned long long>((now - since) / 1000000), s);
+      fatal(
+          "liveness watchdog: engine %d has held sparks since it ran another context %llu ms "
+          "ago, and engine %d sleeps (doc/design.md, H1)",
+          i, static_cast<unsigned long long>((now - since) / 1000000), s);
   }
   bool awake = false, covered = false;
   std::uint64_t due = kNever;
@@ -85,9 +86,10 @@ void look(std::vector<SleepSeen> &seen) {
   }
   int s = sleeper_since(seen, late, -1);
   if (!covered && s >= 0 && seen[s].since <= late)
-    fatal("liveness watchdog: a timer is %llu ms overdue while engine %d sleeps and no sleeping "
-          "engine's wait ends by it (doc/design.md, TM1)",
-          static_cast<unsigned long long>((now - due) / 1000000), s);
+    fatal(
+        "liveness watchdog: a timer is %llu ms overdue while engine %d sleeps and no sleeping "
+        "engine's wait ends by it (doc/design.md, TM1)",
+        static_cast<unsigned long long>((now - due) / 1000000), s);
 }
 
 void run(Watchdog *w) {

@@ -63,7 +63,7 @@ extern "C" {
   XX(EDEADLINE, -20, "a deadline for a FIFO channel, or none for a deadline channel")          \
   XX(ECLOSED, -21, "closed: the scope has ended, or the channel is closed")                    \
   XX(EDROPPED, -22, "the context was dropped before its function returned")                    \
-  XX(EDEADLK, -23, "the caller would wait for itself (it is a context of that channel)")     \
+  XX(EDEADLK, -23, "the caller would wait for itself (it is a context of that channel)")       \
   XX(ENOTSUP, -24, "not supported by this build of mrengine")
 
 /* An enum made of a table, which clang-format would take for an expression. */

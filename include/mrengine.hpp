@@ -439,9 +439,7 @@ void parallel_for(Index begin, Index end, F f, unsigned contexts = 0) {
     }
   };
   // MR_lc_finish frees the loop control only in a context: outside one, make none.
-  int rc = MR_engine_id() >= 0     ? 0
-           : MR_num_engines() == 0 ? MR_ENOTINIT
-                                   : MR_ENOTENGINE;
+  int rc = MR_engine_id() >= 0 ? 0 : MR_num_engines() == 0 ? MR_ENOTINIT : MR_ENOTENGINE;
   MR_LoopControl *lc = nullptr;
   if (rc == 0) rc = MR_lc_create(contexts, &lc);
   if (rc != 0) throw error(rc, MR_strerror(rc));

@@ -19,8 +19,7 @@ namespace detail {
 // holds any duration's nanoseconds and whose precision is exact for every integer below 2^64.
 template <class Rep, class Period>
 uint64_t saturated_ns(std::chrono::duration<Rep, Period> d) noexcept {
-  constexpr long double kMax =
-      static_cast<long double>(std::chrono::nanoseconds::max().count());
+  constexpr long double kMax = static_cast<long double>(std::chrono::nanoseconds::max().count());
   const long double ns = std::chrono::duration<long double, std::nano>(d).count();
   if (!(ns >= 1)) return 0;  // NaN too
   if (ns >= kMax) return static_cast<uint64_t>(std::chrono::nanoseconds::max().count());

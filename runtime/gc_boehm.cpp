@@ -65,8 +65,8 @@ void push_other_roots() {
   (void)MR_gc_each_root_range(push_stack, nullptr);
 }
 
-const MR_GcHooks kHooks = {sizeof(MR_GcHooks), thread_begin, thread_end, switch_begin,
-                           switch_end,         nullptr};
+const MR_GcHooks kHooks = {sizeof(MR_GcHooks), thread_begin, thread_end,
+                           switch_begin,       switch_end,   nullptr};
 
 std::once_flag g_wired;
 

@@ -325,9 +325,7 @@ static void run_suspensions(int engines) {
   }
 }
 
-START_TEST(test_suspended_lists_survive_collections) {
-  run_suspensions(engine_counts[_i]);
-}
+START_TEST(test_suspended_lists_survive_collections) { run_suspensions(engine_counts[_i]); }
 END_TEST
 
 /* ---- 10^4 suspended contexts ---- */

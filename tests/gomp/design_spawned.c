@@ -100,8 +100,8 @@ int test_spawned_shutdown(void) {
   if (rc != 0) FAIL("MR_spawn: %d", rc);
   rc = mr.shutdown();
   if (rc != 0) FAIL("MR_shutdown: %d", rc);
-  if (r.regions != REGIONS) FAIL("%d regions of %d ran before MR_shutdown returned", r.regions,
-                                 REGIONS);
+  if (r.regions != REGIONS)
+    FAIL("%d regions of %d ran before MR_shutdown returned", r.regions, REGIONS);
   if (r.order_wrong) FAIL("%d ordered regions out of order", r.order_wrong);
   return 0;
 }
@@ -181,8 +181,10 @@ int test_current_program(void) {
     }
     mr.wait(&p.done);
     if (p.in_parallel != 0 || p.thread != 0 || p.level != 0 || p.team != 2)
-      FAIL("round %d: a program context saw omp_in_parallel() %d, thread %d, level %d, a team of %d"
-           " (not 0, 0, 0, 2)", k, p.in_parallel, p.thread, p.level, p.team);
+      FAIL(
+          "round %d: a program context saw omp_in_parallel() %d, thread %d, level %d, a team of %d"
+          " (not 0, 0, 0, 2)",
+          k, p.in_parallel, p.thread, p.level, p.team);
   }
   mr.shutdown();
   return 0;
