@@ -16,16 +16,7 @@
 
 namespace mr::engine {
 
-struct Watchdog {
-  std::thread thread;
-  std::mutex lock;
-  std::condition_variable cv;
-  bool stop = false;  // under lock
-};
-
 namespace {
-
-constexpr auto kTick = std::chrono::milliseconds(5);
 
 // What the watchdog saw of one engine's sleep: the stamp of the sleep (sleep_stamp) and when the
 // watchdog first saw it; `since` is 0 while the engine is not SLEEPING.
@@ -33,6 +24,22 @@ struct SleepSeen {
   std::uint64_t stamp = 0;
   std::uint64_t since = 0;
 };
+
+}  // namespace
+
+struct Watchdog {
+  std::thread thread;
+  std::mutex lock;
+  std::condition_variable cv;
+  bool stop = false;  // under lock
+  // The watchdog thread's own, here rather than on its stack: in a child of fork(), where the
+  // thread is gone, it is still reachable from g_rt (a leak checker at the child's exit).
+  std::vector<SleepSeen> seen;
+};
+
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(5);
 
 // The engine (other than `not_this`) that has slept longest, since before `from`, or -1.
 int sleeper_since(const std::vector<SleepSeen> &seen, std::uint64_t from, int not_this) {
@@ -93,15 +100,15 @@ void look(std::vector<SleepSeen> &seen) {
 }
 
 void run(Watchdog *w) {
-  std::vector<SleepSeen> seen(static_cast<std::size_t>(g_rt->n));
   std::unique_lock<std::mutex> lk(w->lock);
-  while (!w->cv.wait_for(lk, kTick, [w] { return w->stop; })) look(seen);
+  while (!w->cv.wait_for(lk, kTick, [w] { return w->stop; })) look(w->seen);
 }
 
 }  // namespace
 
 void watchdog_start() {
   auto *w = new Watchdog;
+  w->seen.resize(static_cast<std::size_t>(g_rt->n));
   g_rt->watchdog = w;
   w->thread = std::thread(run, w);
 }

@@ -80,7 +80,8 @@ EXTRA_gomp_libgomp_la_DEPENDENCIES = gomp/libgomp.map
 
 EXTRA_DIST += gomp/libgomp.map tests/gomp/run-suite.sh tests/gomp/core.list tests/gomp/known.list \
 	tests/gomp/check-suite.sh tests/gomp/check-design.sh tests/gomp/check-layers.sh \
-	tests/gomp/check-affinity.sh tests/gomp/check-icv.sh tests/gomp/check-doacross.sh
+	tests/gomp/check-affinity.sh tests/gomp/check-icv.sh tests/gomp/check-doacross.sh \
+	tests/gomp/each-libgomp.sh
 
 # doc/gomp.md's map of the code against gomp/'s #include lines (it needs no OpenMP compiler).
 TESTS += tests/gomp/check-layers.sh
