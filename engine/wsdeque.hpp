@@ -132,7 +132,10 @@ class WsDeque {
     // seq_cst fence: proof D1 in doc/design.md (the owner's bottom store and a thief's top load
     // must not both miss each other for the last element).
     std::atomic_thread_fence(MR_WEAK_MUTANT(POP_FENCE, std::memory_order_seq_cst));
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    // acquire: the copy taken here lets push and the inline fork write slots below t again, and
+    // a slot is reused only after an acquire read of a top past it (H1): the thieves' reads of
+    // those slots, before their CASes, come before. A plain load on x86, ldar on arm64.
+    std::int64_t t = top_.load(MR_WEAK_MUTANT(POP_TOP, std::memory_order_acquire));
     MR_DASSERT(t <= b + 1, "deque: top more than one past the popped bottom");
     top_cache_.store(t, std::memory_order_relaxed);  // relaxed: the owner's own copy
     if (t > b) {                                     // empty
@@ -143,9 +146,11 @@ class WsDeque {
     out = a->get(b);
     held_.store(b, std::memory_order_relaxed);  // relaxed: as in push
     if (t == b) {                               // the last element: race the thieves for it
-      // CAS seq_cst on success (part of proof D1), relaxed on failure.
-      bool won = top_.compare_exchange_strong(
-          t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst), std::memory_order_relaxed);
+      // CAS seq_cst on success (part of proof D1); acquire on failure, for the copy below, as
+      // the load above (the thief that won read slot b before its CAS).
+      bool won =
+          top_.compare_exchange_strong(t, t + 1, MR_WEAK_MUTANT(POP_CAS, std::memory_order_seq_cst),
+                                       MR_WEAK_MUTANT(POP_TOP, std::memory_order_acquire));
       bottom_.store(b + 1, std::memory_order_relaxed);
       held_.store(b + 1, std::memory_order_relaxed);
       // Won or lost, one CAS moved top past b: the copy may follow (the deque is empty), and

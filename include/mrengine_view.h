@@ -299,7 +299,9 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
       /* seq_cst fence: proof D1 (the owner's bottom store and a thief's top load must not both
        * miss each other for the last spark). */
       __atomic_thread_fence(MR_ORDER_(VIEW_POP_FENCE, __ATOMIC_SEQ_CST));
-      t = MR_RELAXED_LOAD_(top);
+      /* acquire: the copy lets the inline fork reuse slots below t, after the thieves' reads of
+       * them (H1's slot reuse). */
+      t = __atomic_load_n(top, MR_ORDER_(VIEW_POP_TOP, __ATOMIC_ACQUIRE));
       MR_RELAXED_STORE_(v->deque_top_copy, t); /* relaxed: the owner's own copy */
       if ((long)(t - h) > 0) {                 /* a thief took it */
         MR_RELAXED_STORE_(bottom, h + 1);
@@ -308,9 +310,10 @@ MR_FAST_INLINE_ void MR_join_and_continue_inline_(MR_SyncTerm *st) {
       }
       MR_RELAXED_STORE_(held, h);
       if (t == h) { /* the last spark: race the thieves for it */
-        /* CAS seq_cst on success (part of proof D1), relaxed on failure. */
-        int won = __atomic_compare_exchange_n(
-            top, &t, t + 1, 0, MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
+        /* CAS seq_cst on success (part of proof D1), acquire on failure (as the load above). */
+        int won = __atomic_compare_exchange_n(top, &t, t + 1, 0,
+                                              MR_ORDER_(VIEW_POP_CAS, __ATOMIC_SEQ_CST),
+                                              MR_ORDER_(VIEW_POP_TOP, __ATOMIC_ACQUIRE));
         MR_RELAXED_STORE_(bottom, h + 1);
         MR_RELAXED_STORE_(held, h + 1);
         /* Won or lost, one CAS moved top past h: the copy may follow (the deque is empty). */

@@ -109,6 +109,11 @@ for m in POP_CAS PUSH_TOP; do
   run pass deque.cpp SCENARIO_LAST ITEMS=2 THIEVES=2 STEALS=1 MUTANT=$m
   run pass deque.cpp SCENARIO_PUBLISH ITEMS=3 THIEVES=1 STEALS=2 LOG_CAPACITY=1 MUTANT=$m
 done
+# Slot reuse (H1): the array filled, a pop, and a push that wraps to the slot a thief took. The
+# pop's acquire read of top (POP_TOP) is not caught: the write of the slot is control-dependent
+# on the read, which both models keep (doc/design.md section 18).
+run pass deque.cpp SCENARIO_WRAP LOG_CAPACITY=2 ITEMS=5 THIEVES=1 STEALS=1
+run pass deque.cpp SCENARIO_WRAP LOG_CAPACITY=2 ITEMS=5 THIEVES=1 STEALS=1 MUTANT=POP_TOP
 # Push, pop and steal at once (doc/design.md, D1): a thief that reads bottom from pop's store
 # sees the pushes below it only because that store is a release.
 run pass deque.cpp SCENARIO_RACE ITEMS=2 THIEVES=1 STEALS=2
@@ -185,7 +190,7 @@ for m in PUSH_BOTTOM VIEW_POP_FENCE VIEW_JOIN_LOAD; do
   run caught view.cpp BRANCHES=2 PUBLISH_BELOW=2 MUTANT=$m
 done
 run caught view.cpp BRANCHES=3 STEALS=2 MUTANT=PUSH_BOTTOM
-for m in VIEW_POP_CAS VIEW_POP_BOTTOM; do
+for m in VIEW_POP_CAS VIEW_POP_BOTTOM VIEW_POP_TOP; do
   run pass view.cpp BRANCHES=2 PUBLISH_BELOW=2 MUTANT=$m
 done
 run pass view.cpp SCENARIO_LIBRARY_PUSH PUBLISH_BELOW=2

@@ -13,10 +13,16 @@
 //                   as MR_par_cond_local_wsdeque_length does, and if nothing published is left
 //                   by that read, its next push must publish: the thief that took the last
 //                   published spark asked before its CAS.
+//   SCENARIO_WRAP   (H1's slot reuse) the owner fills the array (1 << LOG_CAPACITY sparks), pops
+//                   one, and pushes the rest, which wrap around to the slots the thieves took
+//                   while the thieves steal: the owner writes a slot again only after an acquire
+//                   read of a top past it (its pop's read or failed CAS, or push's refresh), so a
+//                   thief's read of the slot before its CAS never sees the later spark.
 // PUBLISH_BELOW=N  keeps only N sparks published and holds the rest (H1); the owner publishes
 //                   again after each pop, as the engine does, so a thief may take a spark that
 //                   was held when it was pushed. By default every push publishes.
-#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_RACE) && !defined(SCENARIO_ASK)
+#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_RACE) && !defined(SCENARIO_ASK) && \
+    !defined(SCENARIO_WRAP)
 #define SCENARIO_LAST
 #endif
 #include "harness.hpp"
@@ -72,11 +78,18 @@ void *owner(void *) {
   bool none_left = top->load(std::memory_order_acquire) == b;
   bool published = deque->push(spark(ITEMS));
   assert(published || !none_left);
+#elif defined(SCENARIO_WRAP)
+  constexpr int kFull = 1 << LOG_CAPACITY;
+  static_assert(ITEMS > kFull, "SCENARIO_WRAP pushes past a full array");
+  for (int i = 1; i <= kFull; i++) deque->push(spark(i));
+  Task t;
+  if (deque->pop(t)) take(t);
+  for (int i = kFull + 1; i <= ITEMS; i++) deque->push(spark(i));
 #else
   for (int i = 1; i <= ITEMS; i++) deque->push(spark(i));
 #endif
   pushed.store(true, std::memory_order_release);
-#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_ASK)
+#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_ASK) && !defined(SCENARIO_WRAP)
   Task t;
   while (deque->pop(t)) {
     take(t);
@@ -106,7 +119,7 @@ int main() {
   for (pthread_t &x : th) pthread_create(&x, nullptr, thief, nullptr);
   pthread_join(o, nullptr);
   for (pthread_t &x : th) pthread_join(x, nullptr);
-#if defined(SCENARIO_PUBLISH) || defined(SCENARIO_ASK)
+#if defined(SCENARIO_PUBLISH) || defined(SCENARIO_ASK) || defined(SCENARIO_WRAP)
   Task t;
   while (deque->pop(t)) take(t);
 #endif
