@@ -93,12 +93,12 @@ if MR_HAVE_OPENMP_C
 check_PROGRAMS += tests/gomp/design
 tests_gomp_design_SOURCES = tests/gomp/design.c tests/gomp/design_tasks.c tests/gomp/design_alone.c \
 	tests/gomp/design_complete.c tests/gomp/design_spawned.c tests/gomp/design_foreign.c \
-	tests/gomp/design_over.c tests/gomp/design.h
+	tests/gomp/design_over.c tests/gomp/design.h tests/gomp/by_name.h
 tests_gomp_design_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_LDADD = -ldl
 check_PROGRAMS += tests/gomp/design_fork
-tests_gomp_design_fork_SOURCES = tests/gomp/design_fork.c tests/gomp/design.h
+tests_gomp_design_fork_SOURCES = tests/gomp/design_fork.c tests/gomp/design.h tests/gomp/by_name.h
 tests_gomp_design_fork_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_fork_LDADD = -ldl
@@ -110,11 +110,13 @@ tests_gomp_affinity_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/gomp/check-affinity.sh
 # ICVs from the environment, on this library and gcc's (check-icv.sh).
 check_PROGRAMS += tests/gomp/icv
+tests_gomp_icv_SOURCES = tests/gomp/icv.c tests/gomp/by_name.h
 tests_gomp_icv_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_icv_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/gomp/check-icv.sh
 # Doacross loops under every schedule and beyond 2^28 iterations (check-doacross.sh).
 check_PROGRAMS += tests/gomp/doacross
+tests_gomp_doacross_SOURCES = tests/gomp/doacross.c tests/gomp/by_name.h
 tests_gomp_doacross_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_doacross_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/gomp/check-doacross.sh

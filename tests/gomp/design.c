@@ -363,10 +363,7 @@ static int test_shutdown(void) {
 }
 
 int main(int argc, char **argv) {
-  static const struct {
-    const char *name;
-    int (*fn)(void);
-  } tests[] = {
+  static const NamedTest tests[] = {
       {"runtime", test_runtime},
       {"threadprivate", test_threadprivate},
       {"barrier", test_barrier},
@@ -404,12 +401,5 @@ int main(int argc, char **argv) {
       {"alloc-traits", test_alloc_traits},
       {"unsupported", test_unsupported},
   };
-  if (argc != 2) {
-    fprintf(stderr, "usage: design TEST\n");
-    return 2;
-  }
-  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-    if (strcmp(argv[1], tests[i].name) == 0) return tests[i].fn();
-  fprintf(stderr, "design: no test %s\n", argv[1]);
-  return 2;
+  return run_by_name(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

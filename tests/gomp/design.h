@@ -5,19 +5,11 @@
 
 #define _GNU_SOURCE
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Report what was wrong, in the calling test's name, and fail the run. */
-#define FAIL(...)                              \
-  do {                                         \
-    fprintf(stderr, "design: %s: ", __func__); \
-    fprintf(stderr, __VA_ARGS__);              \
-    fputc('\n', stderr);                       \
-    exit(1);                                   \
-  } while (0)
+#define MR_GOMP_PROG "design"
+#include "by_name.h"
 
 /* A threadprivate variable (design.c): its address tells the thread a task runs on. */
 extern int tp_value;

@@ -3,17 +3,9 @@
  * tree's libgomp.so.1 and against the system's libgomp. `doacross NAME` runs one test and exits
  * 0 if it holds; each failure says what was wrong. */
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#define FAIL(...)                                \
-  do {                                           \
-    fprintf(stderr, "doacross: %s: ", __func__); \
-    fprintf(stderr, __VA_ARGS__);                \
-    fputc('\n', stderr);                         \
-    exit(1);                                     \
-  } while (0)
+#define MR_GOMP_PROG "doacross"
+#include "by_name.h"
 
 static const struct {
   const char *name;
@@ -89,8 +81,6 @@ static int test_large(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "wavefront") == 0) return test_wavefront();
-  if (argc == 2 && strcmp(argv[1], "large") == 0) return test_large();
-  fprintf(stderr, "usage: doacross wavefront|large\n");
-  return 2;
+  static const NamedTest tests[] = {{"wavefront", test_wavefront}, {"large", test_large}};
+  return run_by_name(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -4,17 +4,9 @@
  * says what was wrong. */
 #include <omp.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#define FAIL(...)                           \
-  do {                                      \
-    fprintf(stderr, "icv: %s: ", __func__); \
-    fprintf(stderr, __VA_ARGS__);           \
-    fputc('\n', stderr);                    \
-    exit(1);                                \
-  } while (0)
+#define MR_GOMP_PROG "icv"
+#include "by_name.h"
 
 /* OMP_SCHEDULE=static,1 on 2 threads: iteration i runs on thread i % 2. The loops have a task
  * reduction, so gcc passes the schedule to GOMP_loop_start and GOMP_loop_ull_start, where kind
@@ -122,20 +114,10 @@ static int test_thread_limit_groups(void) {
 }
 
 int main(int argc, char **argv) {
-  static const struct {
-    const char *name;
-    int (*fn)(void);
-  } tests[] = {
+  static const NamedTest tests[] = {
       {"sched-runtime-nonmonotonic", test_sched_runtime_nonmonotonic},
       {"levels-list", test_levels_list},
       {"thread-limit-groups", test_thread_limit_groups},
   };
-  if (argc != 2) {
-    fprintf(stderr, "usage: icv TEST\n");
-    return 2;
-  }
-  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-    if (strcmp(argv[1], tests[i].name) == 0) return tests[i].fn();
-  fprintf(stderr, "icv: no test %s\n", argv[1]);
-  return 2;
+  return run_by_name(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
