@@ -178,6 +178,8 @@ void blocking_begin() {
     // what the region waits for).
     publish_held(e);
     watchdog_note_switch(e);
+    // And so are the sparks it forks inside the region (each push publishes: set_in_region).
+    set_in_region(e, true);
     if (c->blocking_depth == 1) note(e, Event::blocking_inline);
     return;
   }
@@ -196,14 +198,19 @@ void blocking_begin() {
 void blocking_end() {
   Backup *b = current_backup();
   Context *c = b ? b->ctx : nullptr;
+  Engine *e = nullptr;
   if (!c) {
-    Engine *e = this_engine();
+    e = this_engine();
     if (!e) return;  // a thread that is not an engine: nothing began
     c = e->current;
     MR_CHECK(c != nullptr, "MR_blocking_end outside a context");
   }
   if (c->blocking_depth == 0) fatal("MR_blocking_end without a matching MR_blocking_begin");
-  if (--c->blocking_depth > 0 || !c->offloaded) return;
+  if (--c->blocking_depth > 0) return;
+  if (!c->offloaded) {
+    set_in_region(e, false);  // the region in place is over: pushes may hold again
+    return;
+  }
   c->offloaded = false;
   int saved_errno = errno;  // the region's last errno, set on the backup thread
   // Back to the backup's loop; once c is saved, make it runnable on an engine again.

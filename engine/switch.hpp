@@ -85,6 +85,7 @@ inline void enter_context(Engine *e, Context *c) {
   publish_held(e);
   watchdog_note_switch(e);
   e->current = c;
+  set_in_region(e, c->blocking_depth != 0);  // c may have suspended inside a region in place
   e->view.channel = static_cast<AO_t>(c->channel);
   bump(e->channel_runs[c->channel]);
   account_channel(e, c->channel);

@@ -54,7 +54,10 @@ inline void work_posted(int origin) {
 // published, then that publication; and the publication of every held spark, before e runs
 // anything but its own sparks. Called only by e.
 inline void push_spark(Engine *e, const Task &t) {
-  if (e->deque.push(t)) work_posted(e->id);
+  if (e->deque.push(t))
+    work_posted(e->id);
+  else if (__builtin_expect(in_region(e), 0) && e->deque.publish_all())  // H1, set_in_region
+    work_posted(e->id);
 }
 inline void publish_some(Engine *e) {
   if (e->deque.publish()) work_posted(e->id);

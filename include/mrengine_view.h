@@ -43,7 +43,7 @@ typedef struct MR_EngineView {
   /* version 2, from offset 2 pointers + 2 AO_t: */
   AO_t engine;        /* this engine's number, 0..N-1 */
   volatile AO_t slow; /* nonzero: fork and join must call the library (tracing,
-                                        MR_shutdown_now); written by the runtime */
+                         MR_shutdown_now, a blocking region in place); written by the runtime */
   MR_SparkArray *const volatile *deque_array; /* the deque's current array */
   const volatile AO_t *census;  /* the census word: engines sleeping in the high 32 bits,
                                    searching in the low 32 (read inline before version 4) */

@@ -1,7 +1,7 @@
 /* check_liveness.c: no runnable work and no due timer waits while an engine sleeps. An engine that
  * runs anything but its own sparks publishes the sparks it holds (doc/design.md, H1), so that the
  * other engines can take them: at a hand-off to another context, at a yield, before a blocking
- * region that runs in place. A timer armed by a context that hands its engine to another is
+ * region that runs in place, and at each fork inside one. A timer armed by a context that hands its engine to another is
  * answered for by a sleeping engine (TM1). Each case makes the other engine sleep while the one
  * that holds the work stays busy (spinning, or blocked in the kernel) until that work has run,
  * with a cap, so that the old behaviour fails an assertion rather than hanging. */
@@ -158,6 +158,44 @@ START_TEST(test_blocking_in_place_publishes_held_sparks) {
 }
 END_TEST
 
+/* With no backup thread, the region runs on the engine, and the sparks are forked inside it,
+ * by the inline fork and by the library's: the engine then blocks in poll(2) until each has
+ * written the pipe. Held, all but one would wait for an engine that never pushes, pops or
+ * switches again; each push in such a region publishes. */
+START_TEST(test_blocking_in_place_publishes_sparks_forked_inside) {
+  mr_test_start(2, "--max-backup-threads 0");
+  for (int r = 0; r < ROUNDS; r++) {
+    MR_SyncTerm st;
+    int got = 0;
+    ck_assert_int_eq(pipe(pipe_fd), 0);
+    mr_test_sleep_ms(5); /* engine 1 falls asleep */
+    MR_blocking_begin();
+    ck_assert_int_eq(MR_engine_id(), 0); /* in place */
+    MR_sync_term_init(&st, SPARKS + 1);
+    for (int i = 0; i < SPARKS; i++) {
+      if (i % 2)
+        MR_fork_new_child(&st, write_pipe, NULL);
+      else
+        (MR_fork_new_child)(&st, write_pipe, NULL); /* the library's, not the inline one */
+    }
+    while (got < SPARKS) {
+      struct pollfd p = {pipe_fd[0], POLLIN, 0};
+      char c[SPARKS];
+      ck_assert_msg(poll(&p, 1, 1000) == 1, "round %d: %d of %d sparks forked in the region ran", r,
+                    got, SPARKS);
+      ssize_t n = read(pipe_fd[0], c, sizeof c);
+      ck_assert_int_gt(n, 0);
+      got += (int)n;
+    }
+    MR_join_and_continue(&st);
+    MR_blocking_end();
+    close(pipe_fd[0]);
+    close(pipe_fd[1]);
+  }
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* --- a sleep that hands its engine to another context -------------------------------------- */
 
 #define SLEEP_NS 5000000ull
@@ -217,6 +255,7 @@ int main(void) {
   tcase_add_test(tc, test_handoff_publishes_held_sparks);
   tcase_add_test(tc, test_yield_keeps_sparks_published);
   tcase_add_test(tc, test_blocking_in_place_publishes_held_sparks);
+  tcase_add_test(tc, test_blocking_in_place_publishes_sparks_forked_inside);
   tcase_add_test(tc, test_handoff_sleep_is_answered_for);
   suite_add_tcase(s, tc);
   return mr_test_run(s);
