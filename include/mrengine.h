@@ -489,7 +489,9 @@ MR_EXTERN int MR_channel_stats(int ch, MR_ChannelStats *out);
  * thread's. If every backup thread is busy and the cap is reached, the region runs in place
  * (the engine blocks; MR_EngineStats.blocking_inline counts it): the code then runs on the
  * engine (MR_engine_id() says which), and every spark it forks is published at once, for the
- * other engines to run while this one blocks. Regions nest; only the
+ * other engines to take while this one blocks; an engine takes another's sparks when it has no
+ * context or spark of its own to run, so a region in place that waits for its sparks waits as
+ * long as the other engines keep busy (a context that keeps yielding, say). Regions nest; only the
  * outermost moves the context. Called from a thread that is not an engine, both do nothing.
  * A region costs two thread wake-ups (about 15 us on a 2-core machine, doc/performance.md):
  * bracket calls that may block for long, not every call that might block briefly.
