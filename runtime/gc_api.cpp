@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/gc.hpp"
+#include "gc_config.hpp"
 #include "mrengine_gc.h"
 
 MR_EXTERN void MR_gc_hooks_init(MR_GcHooks *hooks) {
@@ -15,9 +16,7 @@ MR_EXTERN void MR_gc_hooks_init(MR_GcHooks *hooks) {
 }
 
 MR_EXTERN int MR_gc_set_hooks(MR_Config *cfg, const MR_GcHooks *hooks) {
-  // The config must know the field (MR_config_default of this version or a later one).
-  if (!cfg || cfg->size < offsetof(MR_Config, gc) + sizeof cfg->gc || cfg->size > 4096)
-    return MR_EINVAL;
+  if (!mr::runtime::gc_config_ok(cfg)) return MR_EINVAL;
   if (hooks && hooks->size < sizeof(MR_GcHooks)) return MR_EINVAL;
   cfg->gc = hooks;
   return 0;

@@ -2,6 +2,7 @@
 // collector (bdwgc 8.2 or later; doc/gc.md). Without bdwgc at configure time, MR_ENOTSUP.
 #include "config.h"
 
+#include "gc_config.hpp"
 #include "mrengine_gc.h"
 
 #ifdef HAVE_BDWGC
@@ -89,8 +90,8 @@ MR_EXTERN int MR_gc_use_boehm(MR_Config *cfg) {
 #else
 
 MR_EXTERN int MR_gc_use_boehm(MR_Config *cfg) {
-  (void)cfg;
-  return MR_ENOTSUP;
+  // A bad configuration is refused first, as in a build with bdwgc (MR_gc_set_hooks's check).
+  return mr::runtime::gc_config_ok(cfg) ? MR_ENOTSUP : MR_EINVAL;
 }
 
 #endif
