@@ -178,7 +178,7 @@ void blocking_begin() {
     // what the region waits for).
     publish_held(e);
     watchdog_note_switch(e);
-    // And so are the sparks it forks inside the region (each push publishes: set_in_region).
+    // And so is each spark it forks inside the region (set_in_region).
     set_in_region(e, true);
     if (c->blocking_depth == 1) note(e, Event::blocking_inline);
     return;

@@ -242,34 +242,10 @@ extern constinit thread_local Engine *t_engine __attribute__((tls_model("initial
 void set_current(Engine *e);
 
 // Why the inline fork and join of mrengine.h must call the library (MR_EngineView.slow).
-// IN_REGION is one engine's own: its current context runs a blocking region in place, so every
-// spark it forks is published at once (H1: the engine blocks in the region's call, and nothing
-// else would publish a held spark, which may be what the call waits for).
-enum class SlowReason : AO_t { SHUTDOWN = 1, TRACING = 2, IN_REGION = 4 };
+enum class SlowReason : AO_t { SHUTDOWN = 1, TRACING = 2 };
 
 // Set or clear one reason in every engine's view. Any thread while the runtime runs.
 void set_inline_forks(SlowReason why, bool slow);
-
-// Whether e's current context runs a blocking region in place (set_in_region). Called only by
-// engine e.
-inline bool in_region(const Engine *e) {
-  // relaxed: the owner's own bit (set_in_region).
-  return (__atomic_load_n(&e->view.slow, __ATOMIC_RELAXED) &
-          static_cast<AO_t>(SlowReason::IN_REGION)) != 0;
-}
-
-// Set or clear IN_REGION in e's view: called only by engine e, at a region's begin and end in
-// place and at every switch to a context (which may be inside one). No RMW when it is already so.
-inline void set_in_region(Engine *e, bool in) {
-  if (in_region(e) == in) return;
-  // relaxed RMW: read by this thread's inline fork and join only; an RMW, as set_inline_forks's
-  // from other threads, so that neither loses the other's bit.
-  constexpr AO_t kBit = static_cast<AO_t>(SlowReason::IN_REGION);
-  if (in)
-    __atomic_fetch_or(&e->view.slow, kBit, __ATOMIC_RELAXED);
-  else
-    __atomic_fetch_and(&e->view.slow, ~kBit, __ATOMIC_RELAXED);
-}
 
 // The engine whose thread is running the caller, or nullptr. Never inlined, so that a context
 // that migrated between threads re-reads the thread-local (a compiler may keep a thread-local's

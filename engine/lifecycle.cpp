@@ -225,7 +225,7 @@ int make_engines() {
     if (!e) return MR_ENOMEM;
     e->search.spin_budget = full_spin_rounds();
     // The engines that could steal: one published spark each at most is kept ahead (H1).
-    e->deque.set_publish_below(g_rt->n - 1);
+    e->deque.set_publish_below(g_rt->n - 1);  // as set_in_region's outside a region
     e->sleep.park = g_rt->p.park;
     e->sleep.id = i;
   }

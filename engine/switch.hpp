@@ -85,7 +85,10 @@ inline void enter_context(Engine *e, Context *c) {
   publish_held(e);
   watchdog_note_switch(e);
   e->current = c;
-  set_in_region(e, c->blocking_depth != 0);  // c may have suspended inside a region in place
+  // c may have suspended inside a region in place, or the context before it.
+  if ((c->blocking_depth != 0) != (e->deque.publish_below() == WsDeque::kAlwaysPublish))
+      [[unlikely]]
+    set_in_region(e, c->blocking_depth != 0);
   e->view.channel = static_cast<AO_t>(c->channel);
   bump(e->channel_runs[c->channel]);
   account_channel(e, c->channel);

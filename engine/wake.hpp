@@ -54,10 +54,7 @@ inline void work_posted(int origin) {
 // published, then that publication; and the publication of every held spark, before e runs
 // anything but its own sparks. Called only by e.
 inline void push_spark(Engine *e, const Task &t) {
-  if (e->deque.push(t))
-    work_posted(e->id);
-  else if (__builtin_expect(in_region(e), 0) && e->deque.publish_all())  // H1, set_in_region
-    work_posted(e->id);
+  if (e->deque.push(t)) work_posted(e->id);
 }
 inline void publish_some(Engine *e) {
   if (e->deque.publish()) work_posted(e->id);
@@ -69,6 +66,17 @@ inline bool pop_spark(Engine *e, Task &t) {
 }
 inline void publish_held(Engine *e) {
   if (e->deque.publish_all()) work_posted(e->id);
+}
+// While e's current context runs a blocking region in place, e's deque publishes every spark
+// it pushes (H1): e blocks in the region's call and would not push, pop or switch again to
+// publish a held one, which the call may wait for. The deque's own rule does it: with
+// publish_below at kAlwaysPublish every push finds kShort and publishes, the inline fork's
+// (which reads the same word) included. Outside, N - 1 as at the start. Called only by e: at a
+// region's begin and end in place, and at each switch to a context (which may be inside one).
+inline void set_in_region(Engine *e, bool in) {
+  const std::int64_t n = in ? WsDeque::kAlwaysPublish : g_rt->n - 1;
+  e->deque.set_publish_below(n);
+  e->view.publish_below = static_cast<AO_t>(n);  // the inline code's copy
 }
 
 // Make a suspended context runnable: from a context running on an engine where c may run, into

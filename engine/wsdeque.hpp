@@ -51,8 +51,9 @@ class WsDeque {
   // The bits of wanted_ (and of MR_EngineView's publish_wanted).
   static constexpr std::int64_t kAsked = 1, kShort = 2;
 
-  // Called only by the owning engine, before its thread starts: keep at least n sparks
-  // published when there are that many (the engines that could steal them: N - 1).
+  // Called only by the owning engine: keep at least n sparks published when there are that many
+  // (the engines that could steal them: N - 1; kAlwaysPublish in a blocking region in place).
+  std::int64_t publish_below() const { return publish_below_; }
   void set_publish_below(std::int64_t n) {
     publish_below_ = n;
     note_count(bottom_.load(std::memory_order_relaxed), top_cache_.load(std::memory_order_relaxed));

@@ -43,7 +43,7 @@ typedef struct MR_EngineView {
   /* version 2, from offset 2 pointers + 2 AO_t: */
   AO_t engine;        /* this engine's number, 0..N-1 */
   volatile AO_t slow; /* nonzero: fork and join must call the library (tracing,
-                         MR_shutdown_now, a blocking region in place); written by the runtime */
+                                        MR_shutdown_now); written by the runtime */
   MR_SparkArray *const volatile *deque_array; /* the deque's current array */
   const volatile AO_t *census;  /* the census word: engines sleeping in the high 32 bits,
                                    searching in the low 32 (read inline before version 4) */
@@ -54,7 +54,8 @@ typedef struct MR_EngineView {
   /* version 4: */
   volatile AO_t *deque_published; /* one past the newest spark that thieves may take; the
                                      sparks from there to deque_bottom are held by the owner */
-  AO_t publish_below;             /* sparks kept published while there are that many: engines - 1 */
+  AO_t publish_below;             /* sparks kept published while there are that many: engines - 1
+                                     (every one in a blocking region in place) */
   volatile AO_t *deque_top_copy;  /* the owner's copy of deque_top, never ahead of it */
   volatile AO_t *publish_wanted;  /* nonzero: the owner must publish (1: a thief asked; 2: fewer
                                     than publish_below are published by deque_top_copy) */
