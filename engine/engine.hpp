@@ -66,6 +66,8 @@ struct Search {
 // The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
 // timer takers, the statistics and the shutdowns read or write. Each hot word that other
 // threads write is on a line of its own.
+enum class StartState : std::uint8_t { UNCLAIMED, CLAIMED, RUNNING, ABSENT };
+
 struct Shared {
   explicit Shared(int i) : id(i), timers{i} {}
 
@@ -73,12 +75,13 @@ struct Shared {
   topo::Order order;  // victims (and engines to wake for work here), tier by tier;
                       // written at start, before the engine's thread exists
   pthread_t thread{};
-  // Lazy engines: the first to exchange start_claimed to true creates the thread (a waker that
-  // delivered a notification to the engine, or stop(), which then creates none). acq_rel.
-  std::atomic<bool> start_claimed{false};
-  // Set (release) once `thread` is written, by whoever created it; stop() joins after an
-  // acquire load.
-  std::atomic<bool> thread_started{false};
+  // Whether the engine has a thread (doc/design.md section 15). Lazy engines begin UNCLAIMED;
+  // the one CAS from UNCLAIMED to CLAIMED (acq_rel) decides who creates the thread (a waker that
+  // delivered a notification, a spawn bound here) or who retires the engine (MR_shutdown, to
+  // ABSENT). The claimant stores RUNNING (release: `thread` is written) or ABSENT (release: the
+  // creation failed and the engine is retired); anyone who finds CLAIMED waits for one of them
+  // with acquire loads. stop() joins the RUNNING ones.
+  std::atomic<StartState> start{StartState::UNCLAIMED};
   // The PU this engine is bound to, or -1. Written (release) by the engine's thread once it is
   // bound; read (acquire) by anyone. An engine that has not started yet reports -1.
   std::atomic<int> pu{-1};

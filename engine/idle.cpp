@@ -388,13 +388,10 @@ Next fall_asleep(Engine *e) {
 // WORKING) or nullptr when the runtime shuts down.
 Context *find_work(Engine *e) {
   SleepSync &s = e->sleep;
-  // A lazy engine's thread starts SLEEPING with its first notification already delivered.
-  bool asleep = e->start_asleep;
+  // A lazy engine's thread starts SLEEPING, with its first notification delivered (a waker
+  // created it) or none yet (a spawn bound here did): it waits as any sleeper does.
+  bool asleep = e->start_asleep && wait_for_wake(e) == Next::LOOK;
   e->start_asleep = false;
-  if (asleep) {
-    Next n = wait_for_wake(e);
-    MR_CHECK(n == Next::LOOK, "a lazy engine started without a wake-up");
-  }
   for (;;) {
     if (!asleep) {
       engine_store<State::WORKING, State::IDLE>(s);

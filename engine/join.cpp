@@ -318,6 +318,13 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
     if (root) root_done(channel);
     return MR_ESHUTDOWN;
   }
+  // Bound to a lazy engine: it gets its thread now, or the spawn fails (nothing else could run
+  // the context). Once we hold a unit MR_shutdown has not retired it.
+  if (engine >= 0 && !has_thread(g_rt->engines[engine])) {
+    if (root) root_done(channel);
+    give_spawn_units(spawned, 1);
+    return MR_EAGAIN;
+  }
   Context *ctx = get_context(e, ContextKind::REGULAR);
   if (!ctx) {
     // Undo our units; the primordial cannot be waiting on it alone (we were counted, it is >= 2

@@ -26,6 +26,7 @@
 #include "poll_wait.hpp"
 #include "stats.hpp"
 #include "trace.hpp"
+#include "wake.hpp"
 #include "watchdog.hpp"
 
 namespace mr::engine {
@@ -92,32 +93,19 @@ void notify_shutdown() {
     (void)try_notify_engine(g_rt->engines[i]->sleep, g_rt->census, Action::SHUTDOWN, nullptr);
 }
 
-// Make sure no lazy engine that never started ever will, and give back the census units it holds
-// (its sleeping unit, or the searching unit a waker handed it with a notification it never
-// read). The other engines' threads are then all known: wait for any that a waker is creating
+// Make sure no lazy engine that never started ever will, and give back the sleeping unit it
+// holds. The other engines' threads are then all known: wait for any that someone is creating
 // right now. Called only after the shutdown flag is set.
 void retire_lazy_engines() {
   for (int i = 1; g_rt->p.lazy_engines && i < g_rt->n; i++) {
     Shared *x = g_rt->engines[i];
-    if (x->start_claimed.exchange(true, std::memory_order_acq_rel)) {
-      // A waker claimed it: its pthread_create is done or about to be (or it stops the process).
-      while (!x->thread_started.load(std::memory_order_acquire)) sched_yield();
-      continue;
-    }
-    SleepSync &s = x->sleep;
-    pthread_mutex_lock(&s.wake_lock);
-    State st = s.state.load(std::memory_order_acquire);
-    if (st == State::SLEEPING) {
-      g_rt->census.remove_sleeper();
-    } else {
-      MR_CHECK(st == State::NOTIFIED, "a lazy engine that never started left SLEEPING");
-      MR_CHECK(s.action != Action::CONTEXT, "a context was handed to a lazy engine at shutdown");
-      if (s.action == Action::WORKSTEAL_ADVICE) (void)g_rt->census.remove_searcher();
-    }
-    // Never SLEEPING again: later notifiers find it WORKING and latch or refuse. (Not a
-    // transition of the engine's: the engine never existed.)
-    s.state.store(State::WORKING, std::memory_order_release);
-    pthread_mutex_unlock(&s.wake_lock);
+    StartState st = StartState::UNCLAIMED;
+    // acq_rel: the claim (design.md section 15); failure acquire, as has_thread's loads.
+    if (x->start.compare_exchange_strong(st, StartState::ABSENT, std::memory_order_acq_rel,
+                                         std::memory_order_acquire))
+      retire_unstarted(x);
+    else
+      (void)has_thread(x);  // claimed by another: wait until it runs or is retired
   }
 }
 
@@ -132,7 +120,8 @@ void stop_engine_threads() {
   for (int i = 1; i < g_rt->n; i++) {
     Shared *x = g_rt->engines[i];
     // acquire: pairs with the creator's release store after pthread_create wrote x->thread.
-    if (x->thread_started.load(std::memory_order_acquire)) pthread_join(x->thread, nullptr);
+    if (x->start.load(std::memory_order_acquire) == StartState::RUNNING)
+      pthread_join(x->thread, nullptr);
   }
 }
 
@@ -250,7 +239,7 @@ int open_io_and_trace(std::string *err) {
 // orders of every engine, engine 0's scheduler fiber. Returns 0 or MR_ENOMEM with *err.
 int plan_engines(std::string *err) {
   Engine *e0 = unowned(g_rt->engines[0]);                    // the caller becomes its owner
-  e0->start_claimed.store(true, std::memory_order_relaxed);  // its thread is the caller's
+  e0->start.store(StartState::RUNNING, std::memory_order_relaxed);  // the caller's thread
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
   g_rt->primordial.bound = 0;
   san::init_thread(g_rt->primordial.san);  // the caller's own stack
@@ -340,8 +329,7 @@ int start_engine_threads(std::string *err) {
             "cannot create engine thread " + std::to_string(i) + " of " + std::to_string(g_rt->n);
       return MR_EAGAIN;
     }
-    e->start_claimed.store(true, std::memory_order_relaxed);
-    e->thread_started.store(true, std::memory_order_release);
+    e->start.store(StartState::RUNNING, std::memory_order_release);  // `thread` is written
     created++;
   }
   for (int i = 1; i < created; i++) sem_wait_posted(&g_rt->started);

@@ -4,6 +4,7 @@
 #include "wake.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 
 #include <cstring>
@@ -25,37 +26,72 @@ bool work_visible(const Shared *self) {
   return queued_work_maybe(self);
 }
 
+void retire_unstarted(Shared *x) {
+  SleepSync &s = x->sleep;
+  pthread_mutex_lock(&s.wake_lock);
+  // relaxed: under the wake lock nobody else moves it out of SLEEPING or NOTIFIED.
+  State st = s.state.load(std::memory_order_relaxed);
+  if (st == State::SLEEPING) {
+    g_rt->census.remove_sleeper();
+  } else {
+    // A notification was delivered (its sleeping unit went with the delivery): its deliverer
+    // finds ABSENT in has_thread and keeps what it sent (wake_engine returns RETRY). No context
+    // is ever handed here: a spawn bound to an engine waits for it to have a thread.
+    MR_CHECK(st == State::NOTIFIED, "an engine without a thread left SLEEPING");
+    MR_CHECK(s.action != Action::CONTEXT, "a context was handed to an engine without a thread");
+  }
+  // Never SLEEPING again: later notifiers find it WORKING and latch or refuse. (Not a transition
+  // of the engine's: the engine never existed.)
+  s.state.store(State::WORKING, std::memory_order_release);
+  pthread_mutex_unlock(&s.wake_lock);
+}
+
+bool has_thread(Shared *t) {
+  // acquire: pairs with the claimant's release store of RUNNING or ABSENT.
+  StartState st = t->start.load(std::memory_order_acquire);
+  if (st == StartState::UNCLAIMED &&
+      t->start.compare_exchange_strong(st, StartState::CLAIMED, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+    int rc = pthread_create(&t->thread, nullptr, g_rt->engine_thread, t);
+    if (rc == 0) {
+      t->start.store(StartState::RUNNING, std::memory_order_release);  // `thread` is written
+      return true;
+    }
+    t->start.store(StartState::ABSENT, std::memory_order_release);
+    retire_unstarted(t);
+    warning(g_rt->p.quiet,
+            "cannot start engine %d (--lazy-engines): %s; the runtime goes on without it",
+            t->id, std::strerror(rc));
+    return false;
+  }
+  // Claimed by another: its pthread_create takes microseconds.
+  while (st == StartState::CLAIMED) {
+    sched_yield();
+    st = t->start.load(std::memory_order_acquire);
+  }
+  return st == StartState::RUNNING;
+}
+
 namespace {
 
-// After a notification was delivered to engine t: if t is lazy and has no thread yet, create it
-// (its first act is to consume the notification). Any thread.
-void ensure_started(Shared *t) {
-  // relaxed pre-check: start_claimed only goes false->true; the exchange decides.
-  if (!g_rt->p.lazy_engines || t->start_claimed.load(std::memory_order_relaxed)) return;
-  if (t->start_claimed.exchange(true, std::memory_order_acq_rel)) return;
-  int rc = pthread_create(&t->thread, nullptr, g_rt->engine_thread, t);
-  if (rc != 0) fatal("cannot start engine %d (--lazy-engines): %s", t->id, std::strerror(rc));
-  t->thread_started.store(true, std::memory_order_release);
+// After a notification was delivered to engine t: t's thread exists or was just created (its
+// first act is to consume the notification), or t will never have one and the notification is
+// the deliverer's again (RETRY; retire_unstarted kept its units for it).
+Sent started_or_retry(Shared *t, Action a, Sent r) {
+  if (r != Sent::DELIVERED) return r;
+  if (!has_thread(t)) return Sent::RETRY;
+  trace::on_notify_sent(t->id, a);
+  return r;
 }
 
 }  // namespace
 
 Sent wake_engine(Shared *t, Action a, void *data) {
-  Sent r = try_wake_engine(t->sleep, g_rt->census, a, data);
-  if (r == Sent::DELIVERED) {
-    trace::on_notify_sent(t->id, a);
-    ensure_started(t);
-  }
-  return r;
+  return started_or_retry(t, a, try_wake_engine(t->sleep, g_rt->census, a, data));
 }
 
 Sent notify_engine(Shared *t, Action a, void *data) {
-  Sent r = try_notify_engine(t->sleep, g_rt->census, a, data);
-  if (r == Sent::DELIVERED) {
-    trace::on_notify_sent(t->id, a);
-    ensure_started(t);
-  }
-  return r;
+  return started_or_retry(t, a, try_notify_engine(t->sleep, g_rt->census, a, data));
 }
 
 // The sleeper chosen is the closest to origin (its tier order) and, within a tier, the one that

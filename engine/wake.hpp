@@ -26,10 +26,21 @@ bool wake_one_with_unit(int origin);
 void give_back_unit(int origin);
 
 // Deliver a notification to engine t: try_wake_engine (SLEEPING only) or try_notify_engine
-// (following kDelivery), and start t's thread if t is a lazy engine that has none yet. Any
-// thread.
+// (following kDelivery), and start t's thread if t is a lazy engine that has none yet. RETRY
+// also when t can never have a thread (the notification, with any unit it carried, stays the
+// caller's). Any thread.
 Sent wake_engine(Shared *t, Action a, void *data);
 Sent notify_engine(Shared *t, Action a, void *data);
+
+// Does engine t have a thread? A lazy engine that has none gets one now (asleep, as if it had
+// slept since MR_init) unless someone else claimed that; while the claimant creates it, wait for
+// the outcome. false: t never will (its pthread_create failed, with a warning, or MR_shutdown
+// retired it) and counts as neither sleeper nor searcher. Any thread.
+bool has_thread(Shared *t);
+
+// Retire lazy engine x, whose start the caller claimed and which has no thread: give back its
+// sleeping unit, leave it WORKING for good. Any thread.
+void retire_unstarted(Shared *x);
 
 // The slow half of the post-work check (work_posted): engines sleep and none searches, so claim
 // a searching unit and wake a sleeper with it. Any thread.

@@ -353,7 +353,8 @@ MR_EXTERN void MR_spawn_options_default(MR_SpawnOptions *opts);
  * default channel. Any thread while the runtime runs. Returns 0; MR_ENOTINIT; MR_EINVAL (fn
  * NULL, bad opts->size, opts->flags not 0); MR_ERANGE (no such engine); MR_ENOCHANNEL;
  * MR_EDEADLINE (a deadline for a FIFO channel, or 0 for a deadline channel); MR_ENOMEM (no stack
- * could be mapped); MR_ECLOSED (MR_channel_close closed the channel); MR_ESHUTDOWN. MR_shutdown
+ * could be mapped); MR_EAGAIN (bound to a --lazy-engines engine whose thread could not be
+ * created); MR_ECLOSED (MR_channel_close closed the channel); MR_ESHUTDOWN. MR_shutdown
  * waits for every spawned context of a complete channel (doc/api.md, "Channels").
  *
  * A context is dropped before fn returned by MR_channel_close of a drop channel, by MR_shutdown

@@ -2,6 +2,8 @@
  * MR_shutdown_now (stop at the next suspension point, drop and count what is left). */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -68,6 +70,55 @@ static void small_job(void *arg) {
   ck_assert_int_eq(mr_test_pfib(12), 144);
   atomic_fetch_add(&runs, 1);
 }
+
+#ifndef MR_TEST_SANITIZER
+/* The process's mapped size in bytes (/proc/self/status, VmSize). */
+static unsigned long long vm_size(void) {
+  char line[256];
+  unsigned long long kib = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  ck_assert_ptr_nonnull(f);
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %llu kB", &kib) == 1) break;
+  fclose(f);
+  ck_assert_uint_gt(kib, 0);
+  return kib << 10;
+}
+
+/* A lazy engine whose thread cannot be made (an address-space limit leaves no room for a
+ * thread's 8 MiB stack, as a thread limit would): the runtime goes on with the engines it has,
+ * sparks and unbound contexts included, and a spawn bound to that engine fails with MR_EAGAIN,
+ * also once the limit is gone. */
+START_TEST(test_lazy_engine_that_cannot_start) {
+  struct rlimit old, low;
+  mr_test_start(3, "--lazy-engines --stack-size 64 --small-stack-size 64");
+  atomic_store(&bound_ok, 0);
+  atomic_store(&runs, 0);
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+  low = old;
+  low.rlim_cur = vm_size() + (4u << 20);
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &low), 0);
+  for (int i = 0; i < 20; i++) ck_assert_int_eq(mr_test_pfib(18), 2584); /* wakes engines */
+  MR_SpawnOptions o;
+  MR_spawn_options_default(&o);
+  for (o.engine = 1; o.engine < 3; o.engine++)
+    ck_assert_int_eq(MR_spawn(on_engine_1, NULL, &o), MR_EAGAIN);
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(MR_spawn(small_job, NULL, NULL), 0);
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+  o.engine = 1;
+  ck_assert_int_eq(MR_spawn(on_engine_1, NULL, &o), MR_EAGAIN);
+  for (int e = 1; e < 3; e++) {
+    int cpu = 0;
+    ck_assert_int_eq(MR_engine_cpu(e, &cpu), 0);
+    ck_assert_int_eq(cpu, -1);
+  }
+  ck_assert_int_eq(mr_test_pfib(20), 6765);
+  ck_assert_int_eq(MR_shutdown(), 0); /* its census check: no unit lost */
+  ck_assert_int_eq(atomic_load(&runs), 10);
+  ck_assert_int_eq(atomic_load(&bound_ok), 0);
+}
+END_TEST
+#endif
 
 START_TEST(test_lazy_shutdown_races_with_starts) {
   int threads0 = mr_test_count_threads();
@@ -433,6 +484,11 @@ int main(void) {
   tcase_add_test(tc, test_lazy_engines_start_on_demand);
   tcase_add_test(tc, test_lazy_bound_context_starts_its_engine);
   tcase_add_test(tc, test_lazy_shutdown_races_with_starts);
+#ifndef MR_TEST_SANITIZER
+  /* Not under the sanitizers (they reserve terabytes: an address-space limit stops them). */
+  mr_tcase_add_native_test(tc, test_lazy_engine_that_cannot_start,
+                           "qemu-user accepts setrlimit(RLIMIT_AS) and applies no limit");
+#endif
   suite_add_tcase(s, tc);
   tc = mr_tcase("shutdown_now", 120);
   tcase_add_test(tc, test_shutdown_now_counts_what_it_drops);
