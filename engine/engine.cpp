@@ -43,6 +43,12 @@ int num_engines() { return running() ? g_rt->n : 0; }
 
 int engine_cpu(int e) { return g_rt->engines[e]->pu.load(std::memory_order_acquire); }
 
+bool engine_free(int e) {
+  // relaxed: a hint, stale as soon as it is read.
+  State st = g_rt->engines[e]->sleep.state.load(std::memory_order_relaxed);
+  return st == State::IDLE || st == State::STEALING || st == State::SLEEPING;
+}
+
 }  // namespace mr::engine
 
 // The exported thread-local of mrengine.h. Written only through set_current.
