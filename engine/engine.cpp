@@ -43,6 +43,13 @@ int num_engines() { return running() ? g_rt->n : 0; }
 
 int engine_cpu(int e) { return g_rt->engines[e]->pu.load(std::memory_order_acquire); }
 
+std::size_t deque_roots(const void *owner, MR_GcStackFn fn, void *arg) {
+  void *lo, *hi;
+  static_cast<const Shared *>(owner)->deque.slots_range(&lo, &hi);
+  fn(lo, hi, arg);
+  return 1;
+}
+
 bool engine_free(int e) {
   // relaxed: a hint, stale as soon as it is read.
   State st = g_rt->engines[e]->sleep.state.load(std::memory_order_relaxed);

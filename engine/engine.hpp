@@ -66,6 +66,10 @@ struct Search {
 // The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
 // timer takers, the statistics and the shutdowns read or write. Each hot word that other
 // threads write is on a line of its own.
+// gc::Stack's roots for an engine's scheduler stack: the slots of the engine's deque (owner: the
+// Engine). Called by a collector with every thread stopped.
+std::size_t deque_roots(const void *owner, MR_GcStackFn fn, void *arg);
+
 enum class StartState : std::uint8_t { UNCLAIMED, CLAIMED, RUNNING, ABSENT };
 
 struct Shared {
@@ -122,7 +126,12 @@ struct Shared {
 // compiler refuses them the fields below. Those start on a line of their own, away from the
 // words other threads write.
 struct Engine : Shared {
-  explicit Engine(int i) : Shared(i) {}
+  explicit Engine(int i) : Shared(i) {
+    // Listed with its scheduler's stack, the engine's deque is a root range for a collector: a
+    // spark's env may wait there with no other reference (mrengine_gc.h).
+    sched_gc.owner = static_cast<const Shared *>(this);
+    sched_gc.roots = deque_roots;
+  }
 
   alignas(64) Context *current = nullptr;  // the context running on this engine
   Context *next_ctx = nullptr;  // run this before looking for work (a join that completed)

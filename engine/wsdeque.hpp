@@ -234,6 +234,16 @@ class WsDeque {
   // read an array as an MR_SparkArray of MR_SparkSlots (the layout asserted below).
   const void *array_address() const { return &array_; }
 
+  // The live array's slots, held and published alike, as one range of memory: what a collector
+  // scans for the sparks' words (gc.hpp's roots). Any thread; acquire: pairs with grow()'s
+  // store-release of a new array (the sparks it holds were copied before). A retired array
+  // holds only copies.
+  void slots_range(void **lo, void **hi) const {
+    const Array *a = array_.load(std::memory_order_acquire);
+    *lo = a->slots;
+    *hi = a->slots + a->mask + 1;
+  }
+
   // An estimate of the number of sparks, held ones included: for the owner (statistics, traces),
   // or once the owner has stopped. Any thread; relaxed loads.
   std::int64_t size_estimate() const {

@@ -483,6 +483,29 @@ START_TEST(test_spawned_args_are_roots) {
 }
 END_TEST
 
+/* The primordial context, alone on its one engine, forks sparks whose environment is their only
+ * reference (held in its deque: nobody steals) and collects before it joins them. */
+enum { SPARKS_N = 1000 };
+static MR_SyncTerm spark_term;
+static void __attribute__((noinline)) fork_handed(void) {
+  MR_sync_term_init(&spark_term, SPARKS_N + 1);
+  for (int i = 0; i < SPARKS_N; i++) MR_fork_new_child(&spark_term, handed_run, handed_new());
+}
+
+START_TEST(test_spark_envs_are_roots) {
+  start_boehm(1);
+  handed_reset();
+  fork_handed();
+  collect_twice();
+  ck_assert_int_eq(atomic_load(&handed_ran), 0);
+  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  MR_join_and_continue(&spark_term);
+  ck_assert_int_eq(atomic_load(&handed_ran), SPARKS_N);
+  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- Collection works: 1 GB of garbage leaves the heap bounded ---- */
 
 static atomic_int garbage_done;
@@ -578,6 +601,7 @@ int main(void) {
   tcase_add_test(tc, test_ten_thousand_suspended_contexts);
   tcase_add_loop_test(tc, test_sparks_carry_pointers, 0, 4);
   tcase_add_test(tc, test_spawned_args_are_roots);
+  tcase_add_test(tc, test_spark_envs_are_roots);
   tcase_add_test(tc, test_garbage_is_collected);
   tcase_add_test(tc, test_shutdown_with_collections_in_flight);
   suite_add_tcase(s, tc);
