@@ -28,8 +28,11 @@ verify() {
 status=0
 # Each scenario with the semaphore, then with the park hook's contract (PARK_HOOK: a binary
 # permit; SCENARIO_INJECT with it is 2.8x10^7 states and 1.6 GB, run by hand).
+# ABSENT_ENGINE=1: engine 1's thread cannot be created (--lazy-engines).
 for run in "SCENARIO_SPARK" "SCENARIO_INJECT" "SCENARIO_BOUND" "SCENARIO_CHANNELS" \
-           "SCENARIO_SPARK PARK_HOOK" "SCENARIO_BOUND PARK_HOOK"; do
+           "SCENARIO_SPARK PARK_HOOK" "SCENARIO_BOUND PARK_HOOK" \
+           "SCENARIO_SPARK ABSENT_ENGINE=1" "SCENARIO_INJECT ABSENT_ENGINE=1" \
+           "SCENARIO_BOUND ABSENT_ENGINE=1"; do
   # shellcheck disable=SC2086
   verify $(printf -- '-D%s ' $run)
   if [ "$errors" != 0 ]; then
@@ -50,7 +53,8 @@ fi
 for mutant in "SCENARIO_BOUND MUTANT_PLAIN_SLEEP" "SCENARIO_INJECT MUTANT_CHECK_BEFORE_PUSH" \
               "SCENARIO_CHANNELS MUTANT_LOOK_ONE_CHANNEL" \
               "SCENARIO_INJECT MUTANT_NO_LAST_LOOK" \
-              "SCENARIO_INJECT PARK_HOOK MUTANT_PARK_LOSES_UNPARK"; do
+              "SCENARIO_INJECT PARK_HOOK MUTANT_PARK_LOSES_UNPARK" \
+              "SCENARIO_INJECT ABSENT_ENGINE=1 MUTANT_ABSENT_KEEPS_DELIVERY"; do
   # shellcheck disable=SC2086
   verify $(printf -- '-D%s ' $mutant)
   if [ "$errors" = 0 ]; then

@@ -20,6 +20,11 @@
  *     which no wake lock is held, and neither count underflows.
  * Mutants (-DMUTANT_...) must each produce a violation.
  *
+ * With -DABSENT_ENGINE=1 engine 1 never gets a thread (--lazy-engines, its pthread_create
+ * failed: doc/design.md section 15): its process never runs, and the first delivery to it
+ * retires it and returns the notification to its deliverer. The rest must still run all work
+ * and leave, with the census exact.
+ *
  * With -DPARK_HOOK the engines sleep through the park hook's contract instead of the semaphore
  * (doc/design.md, "The park hook"): a binary permit that an unpark sets and a park consumes, and
  * a park that may also return early (EARLY_RETURNS times in all, default 1, at any park of any
@@ -138,7 +143,23 @@ inline try_wake(v, a, res) {
 #endif
        res = 1
   :: else -> UNLOCK(v); res = 0
+  fi;
+#ifdef ABSENT_ENGINE
+  /* has_thread after a delivery: engine ABSENT_ENGINE's thread cannot be created, so the
+   * deliverer retires it (retire_unstarted: WORKING for good, its sleeping unit already gone
+   * with the delivery) and keeps what it sent (RETRY). The mutant believes the delivery. */
+  if
+  :: res && v == ABSENT_ENGINE ->
+       LOCK(v);
+       assert(st[v] == NOTIFIED && act[v] != CTX);
+       st[v] = WORKING;
+       UNLOCK(v);
+#ifndef MUTANT_ABSENT_KEEPS_DELIVERY
+       res = 0
+#endif
+  :: else -> skip
   fi
+#endif
 }
 
 /* try_notify_engine for the advice and SHUTDOWN (kDelivery): CAS through BUSY when IDLE or
@@ -503,7 +524,11 @@ active proctype watchdog() {
 end_watch:
   timeout ->
     assert(ran == WORK);
+#ifdef ABSENT_ENGINE
+    assert(left == N - 1);
+#else
     assert(left == N);
+#endif
     assert(deque[0] + deque[1] + deque[2] + injector + boundq[0] + boundq[1] + boundq[2] == 0);
     assert(chq[0] + chq[1] == 0);
     assert(searching == 0 && sleeping == 0)
@@ -518,7 +543,12 @@ init {
 #ifdef PARK_HOOK
     early = EARLY_RETURNS;
 #endif
-    run engine(0); run engine(1); run engine(2);
+    run engine(0);
+#ifdef ABSENT_ENGINE
+    run engine(3 - ABSENT_ENGINE);
+#else
+    run engine(1); run engine(2);
+#endif
 #if DO_INJECT
     run foreign_spark();
 #endif
