@@ -136,6 +136,11 @@ done
 # CAS (a release); its next push publishes.
 run pass deque.cpp SCENARIO_ASK ITEMS=3 THIEVES=1 STEALS=1 PUBLISH_BELOW=1
 run caught deque.cpp SCENARIO_ASK ITEMS=3 THIEVES=1 STEALS=1 PUBLISH_BELOW=1 MUTANT=STEAL_CAS
+# A request the owner's rewrite of `wanted` lost waits at most for the owner's next switch, whose
+# publish_all publishes every held spark (H1); a switch that only answered requests (publish)
+# would leave sparks held.
+run pass deque.cpp SCENARIO_SWITCH ITEMS=4 THIEVES=1 STEALS=2 PUBLISH_BELOW=1
+run caught deque.cpp SCENARIO_SWITCH ITEMS=4 THIEVES=1 STEALS=2 PUBLISH_BELOW=1 SWITCH_PUBLISH=1
 
 # The sleep protocol (P1, P2, P3): a spark, an injected spark, the last searcher, a bound
 # context. The mutants that pass are orders these proofs do not need (doc/design.md section 18).

@@ -18,11 +18,18 @@
 //                   while the thieves steal: the owner writes a slot again only after an acquire
 //                   read of a top past it (its pop's read or failed CAS, or push's refresh), so a
 //                   thief's read of the slot before its CAS never sees the later spark.
+//   SCENARIO_SWITCH (H1's bound for a lost request) PUBLISH_BELOW=1: the owner pushes, pops one
+//                   spark and publishes as the engine does after a pop, pushes the rest, then
+//                   switches (publish_all, as enter_context does) while the thief steals and
+//                   asks; after the switch the thief alone must find every spark the owner did
+//                   not pop: a request the owner's rewrite of `wanted` lost waits at most for
+//                   that switch. SWITCH_PUBLISH=1 switches with publish() instead (only what a
+//                   request or SHORT asks): GenMC must find a spark left held.
 // PUBLISH_BELOW=N  keeps only N sparks published and holds the rest (H1); the owner publishes
 //                   again after each pop, as the engine does, so a thief may take a spark that
 //                   was held when it was pushed. By default every push publishes.
 #if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_RACE) && !defined(SCENARIO_ASK) && \
-    !defined(SCENARIO_WRAP)
+    !defined(SCENARIO_WRAP) && !defined(SCENARIO_SWITCH)
 #define SCENARIO_LAST
 #endif
 #include "harness.hpp"
@@ -85,11 +92,24 @@ void *owner(void *) {
   Task t;
   if (deque->pop(t)) take(t);
   for (int i = kFull + 1; i <= ITEMS; i++) deque->push(spark(i));
+#elif defined(SCENARIO_SWITCH)
+  deque->push(spark(1));
+  deque->push(spark(2));
+  Task t;
+  if (deque->pop(t)) take(t);
+  deque->publish();
+  for (int i = 3; i <= ITEMS; i++) deque->push(spark(i));
+#ifdef SWITCH_PUBLISH
+  deque->publish();
+#else
+  deque->publish_all();
+#endif
 #else
   for (int i = 1; i <= ITEMS; i++) deque->push(spark(i));
 #endif
   pushed.store(true, std::memory_order_release);
-#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_ASK) && !defined(SCENARIO_WRAP)
+#if !defined(SCENARIO_PUBLISH) && !defined(SCENARIO_ASK) && !defined(SCENARIO_WRAP) && \
+    !defined(SCENARIO_SWITCH)
   Task t;
   while (deque->pop(t)) {
     take(t);
@@ -107,6 +127,17 @@ void *thief(void *) {
     Task t;
     if (deque->steal(t) == WsDeque::Steal::TAKEN) take(t);
   }
+#ifdef SCENARIO_SWITCH
+  // After the owner's switch (acquire: pairs with `pushed`'s release), the owner is done: a
+  // steal finds the sparks still there, or EMPTY when none is published (no CAS races it).
+  while (!pushed.load(std::memory_order_acquire)) {}
+  for (;;) {
+    Task t;
+    WsDeque::Steal s = deque->steal(t);
+    if (s == WsDeque::Steal::EMPTY) break;
+    if (s == WsDeque::Steal::TAKEN) take(t);
+  }
+#endif
   return nullptr;
 }
 
