@@ -50,12 +50,6 @@ std::size_t deque_roots(const void *owner, MR_GcStackFn fn, void *arg) {
   return 1;
 }
 
-bool engine_free(int e) {
-  // relaxed: a hint, stale as soon as it is read.
-  State st = g_rt->engines[e]->sleep.state.load(std::memory_order_relaxed);
-  return st == State::IDLE || st == State::STEALING || st == State::SLEEPING;
-}
-
 }  // namespace mr::engine
 
 // The exported thread-local of mrengine.h. Written only through set_current.

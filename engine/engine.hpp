@@ -275,9 +275,6 @@ inline int engine_id(const Shared *e) { return e ? e->id : -1; }
 
 // The OS index of the PU engine e is bound to, or -1. Any thread while running.
 int engine_cpu(int e);
-// Is engine e free for work this moment: looking for it or asleep (IDLE, STEALING, SLEEPING), not
-// running a context or about to (WORKING, BUSY, NOTIFIED)? A hint. Any thread.
-bool engine_free(int e);
 
 // Does channel ch exist? Does it order its contexts by deadline? Any thread while running.
 inline bool channel_exists(int ch) { return g_rt->channels.exists(ch); }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <utility>
-#include <vector>
 
 #include "current.hpp"
 #include "env.hpp"
@@ -72,28 +70,17 @@ bool take_slots(const Team *outer, int n, int here) {
   return slots;
 }
 
-// The member bound on each engine for a team of n members started on engine `here` (or -1):
-// member 0 there and, when the team has the slots, member i on engine here + i if that engine's
-// resident can take it at once (resident_ready); a member whose engine is busy runs on a slot
-// thread instead (post_members), so that no member waits for another task to end.
-std::vector<int> member_engines(int n, int here, bool slots, int engines) {
-  std::vector<int> m(static_cast<size_t>(engines), -1);
-  if (here >= 0) m[here] = 0;
-  for (int i = 1; slots && i < n && i < engines; i++) {
-    int e = (here + i) % engines;
-    if (resident_ready(e)) m[e] = i;
-  }
-  return m;
-}
-
 // A new team of n members at `level`, started on engine `here` (or -1), with the engines its
-// members run on.
-Team *new_team(int n, int level, int here, std::vector<int> engine_member) {
+// members run on when it has the slots.
+Team *new_team(int n, int level, int here, bool slots, int engines) {
   Team *t = new Team;
   t->n = n;
   t->level = level;
   t->members.resize(n);  // each made by begin_member
-  t->engine_member = std::move(engine_member);
+  t->engine_member.assign(engines, -1);
+  if (here >= 0) t->engine_member[here] = 0;
+  if (slots)
+    for (int i = 1; i < n && i < engines; i++) t->engine_member[(here + i) % engines] = i;
   t->here = here;
   return t;
 }
@@ -156,13 +143,12 @@ void set_first_ws(Team *t, int n, const WorkShare *preset) {
   }
 }
 
-// Post members 1..n-1 to where they run (take_slots, member_engines): the residents of the
-// other engines, and threads of our own.
+// Post members 1..n-1 to where they run (take_slots): the residents of the other engines, and
+// threads of our own.
 void post_members(Team *t, int n, bool slots, int here, int engines) {
   for (int i = 1; i < n; i++) {
-    int e = here >= 0 ? (here + i) % engines : -1;
-    if (slots && i < engines && t->engine_member[static_cast<size_t>(e)] == i) {
-      resident_post(e, t, i);
+    if (slots && i < engines) {
+      resident_post((here + i) % engines, t, i);
       continue;
     }
     pool_post(t, i, slots);
@@ -211,10 +197,9 @@ Team *parallel_begin(void (*fn)(void *), void *data, unsigned nthreads, const Wo
   int here = MR_context_bind_here();
   bool slots = take_slots(outer, n, here);
   // The holder of the slots reuses the last such team when it has the same shape (kept_team).
-  std::vector<int> where = member_engines(n, here, slots, engines);
-  Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1, where) : nullptr;
+  Team *t = slots && !reductions ? reuse_kept(n, here, outer->level + 1) : nullptr;
   bool reused = t != nullptr;
-  if (!t) t = new_team(n, outer->level + 1, here, std::move(where));
+  if (!t) t = new_team(n, outer->level + 1, here, slots, engines);
   inherit_region(t, enc, fn, data, n);
   place_members(t, enc, n, proc_bind);
   if (reductions) {

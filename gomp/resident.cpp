@@ -40,9 +40,6 @@ struct Resident {
   std::uint64_t seen = 0;
 };
 
-// How long resident_ready waits for a busy engine to become free.
-constexpr std::uint64_t kBusyGraceNs = 200000;
-
 // Only the creator of the top-level team that holds the slots (slots_busy, parallel.cpp) posts
 // jobs, makes residents and reads this list, so it needs no lock: slots_busy's acquire and
 // release order it.
@@ -84,17 +81,6 @@ void resident_main(void *arg) {
 }
 
 }  // namespace
-
-bool resident_ready(int e) {
-  if (!residents.empty()) {
-    const Resident *r = residents[static_cast<size_t>(e)];
-    // relaxed: a hint; a clear low bit is a resident that has not ended (resident_wait).
-    if (r && !(r->mail.load(std::memory_order_relaxed) & 1)) return true;
-  }
-  // An engine is busy for a moment as it starts, or between two contexts: worth a short wait,
-  // yielding in case it shares our processor. Then its member goes elsewhere, for this region.
-  return yield_for(kBusyGraceNs, [e] { return MR_engine_free(e) == 1; });
-}
 
 void resident_post(int e, Team *t, int member) {
   if (residents.empty()) residents.assign(static_cast<size_t>(G.engines), nullptr);

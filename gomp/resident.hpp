@@ -12,12 +12,6 @@ namespace mrg {
 // slots_busy).
 void resident_post(int e, Team *t, int member);
 
-// May member i go to engine e's resident: is a resident looking for its next job there, or is
-// engine e free (MR_engine_free)? Not when e runs something else, which may last (a long task,
-// or one that waits for this very region): the member would wait for it while the others wait
-// at the barrier. A hint. Called only by the creator that holds the slots, as resident_post.
-bool resident_ready(int e);
-
 // The child of a fork() (fork.cpp): the residents were the parent's runtime's; the list starts
 // empty (the old one is leaked).
 void forget_residents();

@@ -55,11 +55,11 @@ void keep_team(Team *t) {
 // letting go of this region: its next job waits behind it). With cancellation enabled a member
 // may still be in its wait on exit_done, which is reset here: then they are waited for (they
 // are on the other engines and slot threads, never on the caller's).
-Team *reuse_kept(int n, int here, int level, const std::vector<int> &engine_member) {
+Team *reuse_kept(int n, int here, int level) {
   Team *t = kept_team;
   if (!t) return nullptr;
   kept_team = nullptr;
-  if (t->n != n || t->here != here || t->level != level || t->engine_member != engine_member) {
+  if (t->n != n || t->here != here || t->level != level) {
     release_team(t);
     return nullptr;
   }

@@ -26,9 +26,9 @@ void release_team(Team *t);
 // Keep top-level team t for the next region (releasing a kept team of another region).
 // Called by the creator that holds the slots (parallel.cpp's slots_busy), as is reuse_kept.
 void keep_team(Team *t);
-// The kept team, ready for a region of n members at `level` from engine `here` with members on
-// the engines `engine_member` says, or nullptr (a kept team of another shape is released).
-Team *reuse_kept(int n, int here, int level, const std::vector<int> &engine_member);
+// The kept team, ready for a region of n members at `level` from engine `here`, or nullptr
+// (a kept team of another shape is released).
+Team *reuse_kept(int n, int here, int level);
 
 // The child of a fork() (fork.cpp): its members ran on the parent's engines and threads; the
 // kept team is forgotten (leaked), never waited for.

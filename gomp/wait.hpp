@@ -35,7 +35,7 @@ bool spin_until(Done done) {
   }
 }
 
-// Look for done() for look_ns() (yield_until) or ns (yield_for), and at least kMinYields times, yielding the processor
+// Look for done() for look_ns(), and at least kMinYields times, yielding the processor
 // (sched_yield) between looks: true once done() is, false when both are up. For a team with
 // more members than processors, where the member waited for is often preempted: a yield lets
 // it run on this processor at once, where a pause would keep it off for the rest of the time
@@ -44,8 +44,9 @@ bool spin_until(Done done) {
 // whole time slice of theirs, and the count gives the wait its chances all the same.
 constexpr unsigned kMinYields = 64;
 template <class Done>
-bool yield_for(std::uint64_t ns, Done done) {
+bool yield_until(Done done) {
   if (done()) return true;
+  std::uint64_t ns = look_ns();
   if (ns == 0) return false;
   std::uint64_t until = MR_now() + ns;
   for (unsigned i = 1;; i++) {
@@ -53,10 +54,6 @@ bool yield_for(std::uint64_t ns, Done done) {
     if (done()) return true;
     if (i >= kMinYields && MR_now() >= until) return false;
   }
-}
-template <class Done>
-bool yield_until(Done done) {
-  return yield_for(look_ns(), done);
 }
 
 }  // namespace mrg

@@ -200,13 +200,6 @@ MR_EXTERN int MR_num_engines(void);
  * runs. Returns 0, MR_ENOTINIT, MR_ERANGE, or MR_EINVAL (cpu NULL). */
 MR_EXTERN int MR_engine_cpu(int engine, int *cpu);
 
-/* Is engine `engine` free for work at this moment: looking for it or asleep (an engine of
- * --lazy-engines not started yet included), rather than running a context? 1 or 0: a hint, true
- * only when read. A layer that binds work to engines asks it so as not to bind to one busy with a
- * long task (libmrgomp puts a team member there on a thread of its own instead). Any thread while
- * the runtime runs. Returns 1, 0, MR_ENOTINIT or MR_ERANGE. */
-MR_EXTERN int MR_engine_free(int engine);
-
 /* ---- Parallel conjunctions: sparks and sync terms ------------------------------------------ */
 
 /* A task: a function and its environment. */

@@ -85,14 +85,6 @@ inline int engine_cpu(int e) {
   return cpu;
 }
 
-// Is engine e looking for work or asleep this moment (MR_engine_free: a hint)? Throws mr::error
-// (MR_ENOTINIT, MR_ERANGE).
-inline bool engine_free(int e) {
-  int rc = MR_engine_free(e);
-  if (rc < 0) throw error(rc, MR_strerror(rc));
-  return rc == 1;
-}
-
 // Every engine's counters, indexed by engine id (empty when the runtime is not running).
 // Exact at a quiescent point.
 inline std::vector<MR_EngineStats> stats() {

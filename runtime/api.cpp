@@ -159,12 +159,6 @@ MR_EXTERN int MR_engine_cpu(int engine, int *cpu) {
   return 0;
 }
 
-MR_EXTERN int MR_engine_free(int engine) {
-  if (!mr::engine::running()) return MR_ENOTINIT;
-  if (engine < 0 || engine >= mr::engine::num_engines()) return MR_ERANGE;
-  return mr::engine::engine_free(engine) ? 1 : 0;
-}
-
 MR_EXTERN void MR_sync_term_init(MR_SyncTerm *st, unsigned conjuncts) {
   if (conjuncts == 0) mr::engine::fatal("MR_sync_term_init: a conjunction has at least 1 branch");
   mr::engine::Join *j = join_of(st);

@@ -1,4 +1,4 @@
-/* check_stats.c: where engines run (--thread-pinning, MR_engine_cpu, MR_engine_free) and what they count
+/* check_stats.c: where engines run (--thread-pinning, MR_engine_cpu) and what they count
  * (MR_stats_get, MR_stats_print, --stats), through the C ABI. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -72,43 +72,6 @@ static void check_pinned(int engines) {
   MR_engine_cpu(0, &cpu0);
   ck_assert_int_eq(sched_getcpu(), cpu0); /* the primordial runs on engine 0 */
 }
-
-/* MR_engine_free: 0 for an engine running a context (engine 0 runs this one; a context bound to
- * engine 1 spins there), 1 once that engine has nothing to run; errors for a bad engine and no
- * runtime. */
-static atomic_int spin_started, spin_stop;
-static void spin_on_1(void *arg) {
-  (void)arg;
-  atomic_store(&spin_started, 1);
-  while (!atomic_load(&spin_stop)) sched_yield();
-}
-
-static void expect_free(int e, int want) {
-  int tries = 0;
-  while (MR_engine_free(e) != want && tries++ < 5000) usleep(1000);
-  ck_assert_int_eq(MR_engine_free(e), want);
-}
-
-START_TEST(test_engine_free) {
-  mr_test_start(2, "--thread-pinning none");
-  ck_assert_int_eq(MR_engine_free(0), 0);
-  expect_free(1, 1);
-  atomic_store(&spin_started, 0);
-  atomic_store(&spin_stop, 0);
-  MR_SpawnOptions o;
-  MR_spawn_options_default(&o);
-  o.engine = 1;
-  ck_assert_int_eq(MR_spawn(spin_on_1, NULL, &o), 0);
-  while (!atomic_load(&spin_started)) sched_yield();
-  ck_assert_int_eq(MR_engine_free(1), 0);
-  atomic_store(&spin_stop, 1);
-  expect_free(1, 1);
-  ck_assert_int_eq(MR_engine_free(-1), MR_ERANGE);
-  ck_assert_int_eq(MR_engine_free(2), MR_ERANGE);
-  ck_assert_int_eq(MR_shutdown(), 0);
-  ck_assert_int_eq(MR_engine_free(0), MR_ENOTINIT);
-}
-END_TEST
 
 START_TEST(test_pinning_binds_every_engine) {
   const char *mode = _i == 0 ? "--thread-pinning=cores" : "--thread-pinning pus";
@@ -402,7 +365,6 @@ int main(void) {
   tcase_add_loop_test(tc, test_pinning_more_engines_than_pus_warns, 0, 2);
   tcase_add_test(tc, test_pinning_warning_quiet);
   tcase_add_test(tc, test_engine_cpu_errors);
-  tcase_add_test(tc, test_engine_free);
   suite_add_tcase(s, tc);
   tc = mr_tcase("counters", 120);
   tcase_add_loop_test(tc, test_counters_balance, 0, 2);

@@ -36,9 +36,6 @@ for w in active passive; do
 done
 # The current task of a context that suspends outside libmrgomp, on one engine with tasks as sparks.
 if MRENGINE_OPTIONS="-P 1" MRGOMP_DEFER_ALONE=true timeout 60 $run "$prog" current-suspend; then echo "PASS: current-suspend"; else echo "FAIL: current-suspend"; status=1; fi
-# A region in a task of the initial team that the other engine took, while the task's creator
-# keeps its own engine busy until the region ends: member 1 must not wait for that engine.
-if MRGOMP_DEFER_ALONE=true timeout 60 $run "$prog" alone-busy-engine; then echo "PASS: alone-busy-engine"; else echo "FAIL: alone-busy-engine"; status=1; fi
 # A member on a slot thread holds a critical section while the one engine's member waits for it.
 if MRENGINE_OPTIONS="-P 1" timeout 60 $run "$prog" foreign-critical; then echo "PASS: foreign-critical"; else echo "FAIL: foreign-critical"; status=1; fi
 # OMP_STACKSIZE is read once at start-up.

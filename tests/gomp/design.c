@@ -391,7 +391,6 @@ int main(int argc, char **argv) {
       {"foreign-critical", test_foreign_critical},
       {"alone-order", test_alone_order},
       {"alone-detach-depend", test_alone_detach_depend},
-      {"alone-busy-engine", test_alone_busy_engine},
       {"oversubscribed", test_oversubscribed},
       {"oversubscribed-yield", test_oversubscribed_yield},
       {"nonmonotonic", test_nonmonotonic},

@@ -48,7 +48,6 @@ int test_foreign_critical(void);
 /* Teams of one thread (design_alone.c). */
 int test_alone_order(void);
 int test_alone_detach_depend(void);
-int test_alone_busy_engine(void);
 
 /* Teams larger than the processors (design_over.c). */
 int test_oversubscribed(void);

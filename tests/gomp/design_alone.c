@@ -67,24 +67,3 @@ int test_alone_detach_depend(void) {
   }
   return 0;
 }
-
-/* A deferred task of the initial team (MRGOMP_DEFER_ALONE=true), taken by the other engine,
- * runs a region of 2 while the thread that created it spins on its engine until that region
- * has ended: member 1 must not wait for that engine (it would wait forever), the region runs on
- * the engine that took the task and a thread of the runtime's own. */
-int test_alone_busy_engine(void) {
-  for (int r = 0; r < 20; r++) {
-    int done = 0, members = 0;
-#pragma omp task shared(done, members)
-    {
-#pragma omp parallel num_threads(2) shared(members)
-      __atomic_add_fetch(&members, 1, __ATOMIC_RELAXED);
-      __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-    }
-    while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-    }
-#pragma omp taskwait
-    if (members != 2) FAIL("round %d: %d members ran the region, not 2", r, members);
-  }
-  return 0;
-}
