@@ -24,8 +24,13 @@ std::atomic<unsigned> foreign_turn{0};
 
 Shared *home_for_arm(Shared *e) {
   if (e) return e;
-  return g_rt->engines[foreign_turn.fetch_add(1, std::memory_order_relaxed) %
-                       static_cast<unsigned>(g_rt->n)];
+  for (;;) {
+    Shared *x = g_rt->engines[foreign_turn.fetch_add(1, std::memory_order_relaxed) %
+                              static_cast<unsigned>(g_rt->n)];
+    // relaxed: a hint. Not a lazy engine left out for good (section 15), which never fires its
+    // own timers (cover() finds another if it is left out after this look). Engine 0 never is.
+    if (x->start.load(std::memory_order_relaxed) != StartState::ABSENT) return x;
+  }
 }
 
 // The fire functions (TimerFire), run by whichever engine fires the timer.

@@ -319,11 +319,13 @@ int spawn(MR_TaskFn fn, void *arg, int engine, int channel, std::uint64_t deadli
     return MR_ESHUTDOWN;
   }
   // Bound to a lazy engine: it gets its thread now, or the spawn fails (nothing else could run
-  // the context). Once we hold a unit MR_shutdown has not retired it.
+  // the context): its thread could not be created, or MR_shutdown retired it (a drop channel's
+  // unit does not hold the shutdown back), which set the shutdown flag first (the acquire in
+  // has_thread that saw ABSENT orders it).
   if (engine >= 0 && !has_thread(g_rt->engines[engine])) {
     if (root) root_done(channel);
     give_spawn_units(spawned, 1);
-    return MR_EAGAIN;
+    return g_rt->shutdown.load(std::memory_order_relaxed) ? MR_ESHUTDOWN : MR_EAGAIN;
   }
   Context *ctx = get_context(e, ContextKind::REGULAR);
   if (!ctx) {

@@ -28,8 +28,11 @@ void cover(Shared *x, std::uint64_t d) {
   // relaxed: ordered by the fence above (TM1).
   State st = x->sleep.state.load(std::memory_order_relaxed);
   if (st == State::SLEEPING) {
-    if (x->wait_deadline.load(std::memory_order_relaxed) > d) (void)rewake(x);
-    return;
+    if (x->wait_deadline.load(std::memory_order_relaxed) <= d || rewake(x)) return;
+    // Not delivered: x left SLEEPING meanwhile (it passes its idle loop), or x is a lazy engine
+    // whose thread could not be created, retired WORKING for good (section 15): as for an
+    // engine that works, another must answer for the deadline.
+    st = x->sleep.state.load(std::memory_order_relaxed);
   }
   if (st != State::WORKING) return;  // it passes the top of its idle loop (timers_idle) soon
   const std::uint64_t by = add_saturating(d, kTakeoverGraceNs);

@@ -93,7 +93,7 @@ if MR_HAVE_OPENMP_C
 check_PROGRAMS += tests/gomp/design
 tests_gomp_design_SOURCES = tests/gomp/design.c tests/gomp/design_tasks.c tests/gomp/design_alone.c \
 	tests/gomp/design_complete.c tests/gomp/design_spawned.c tests/gomp/design_foreign.c \
-	tests/gomp/design_over.c tests/gomp/design.h tests/gomp/by_name.h
+	tests/gomp/design_over.c tests/gomp/design_lazy.c tests/gomp/design.h tests/gomp/by_name.h
 tests_gomp_design_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gomp_design_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gomp_design_LDADD = -ldl

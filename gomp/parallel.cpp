@@ -147,10 +147,9 @@ void set_first_ws(Team *t, int n, const WorkShare *preset) {
 // threads of our own.
 void post_members(Team *t, int n, bool slots, int here, int engines) {
   for (int i = 1; i < n; i++) {
-    if (slots && i < engines) {
-      resident_post((here + i) % engines, t, i);
-      continue;
-    }
+    // An engine left out for good (--lazy-engines) runs nothing: its member goes to its slot
+    // thread, as a member beyond the engine count does.
+    if (slots && i < engines && resident_post((here + i) % engines, t, i)) continue;
     pool_post(t, i, slots);
   }
 }

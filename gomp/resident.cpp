@@ -82,7 +82,7 @@ void resident_main(void *arg) {
 
 }  // namespace
 
-void resident_post(int e, Team *t, int member) {
+bool resident_post(int e, Team *t, int member) {
   if (residents.empty()) residents.assign(static_cast<size_t>(G.engines), nullptr);
   Resident *&r = residents[static_cast<size_t>(e)];
   if (!r) r = new Resident;
@@ -93,12 +93,21 @@ void resident_post(int e, Team *t, int member) {
   std::uint64_t next = (r->mail.load(std::memory_order_relaxed) >> 1) + 1;
   // release: publishes the job (and the team) to the resident. acquire: when the bit is set,
   // the ended resident's `seen` (pairs with its release).
-  if (!(r->mail.exchange(next << 1, std::memory_order_acq_rel) & 1)) return;
+  std::uint64_t old = r->mail.exchange(next << 1, std::memory_order_acq_rel);
+  if (!(old & 1)) return true;
   MR_SpawnOptions o;
   MR_spawn_options_default(&o);
   o.engine = e;
   int rc = MR_spawn(resident_main, r, &o);
+  if (rc == MR_EAGAIN) {
+    // Engine e has no thread and never will (--lazy-engines, doc/options.md): the job was not
+    // taken, and still no resident is there. relaxed: only the holder of the slots reads it,
+    // and slots_busy's release and acquire order it for the next one.
+    r->mail.store(old, std::memory_order_relaxed);
+    return false;
+  }
   if (rc != 0) die("cannot start team member %d: %s", member, MR_strerror(rc));
+  return true;
 }
 
 void forget_residents() { new (&residents) std::vector<Resident *>; }

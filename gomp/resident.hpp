@@ -8,9 +8,10 @@
 namespace mrg {
 
 // Post member `member` of team t to the resident of engine e (spawning one if none is there).
-// Called only by the creator of the top-level team that holds the slots (parallel.cpp's
-// slots_busy).
-void resident_post(int e, Team *t, int member);
+// false if engine e cannot have a thread (--lazy-engines: its thread could not be created), the
+// job not posted: the caller runs the member elsewhere. Called only by the creator of the
+// top-level team that holds the slots (parallel.cpp's slots_busy).
+bool resident_post(int e, Team *t, int member);
 
 // The child of a fork() (fork.cpp): the residents were the parent's runtime's; the list starts
 // empty (the old one is leaked).

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "mrengine.h"
+#include "mrengine_time.h"
 #include "testutil.h"
 
 static long sfib(int n) { return n < 2 ? n : sfib(n - 1) + sfib(n - 2); }
@@ -116,6 +117,42 @@ START_TEST(test_lazy_engine_that_cannot_start) {
   ck_assert_int_eq(MR_shutdown(), 0); /* its census check: no unit lost */
   ck_assert_int_eq(atomic_load(&runs), 10);
   ck_assert_int_eq(atomic_load(&bound_ok), 0);
+}
+END_TEST
+
+/* A timer armed by a thread that is not an engine goes to the engines in turn; when its covering
+ * wake-up is what finds that the lazy engine cannot start (the engine is retired), another
+ * engine must answer for the timer: the primordial context waits for it with engine 0 asleep
+ * (it hung). */
+static MR_Future timer_f1, timer_fx;
+static MR_Timer timer_t1 = MR_TIMER_INIT, timer_tx = MR_TIMER_INIT;
+static void *arm_from_outside(void *arg) {
+  (void)arg;
+  mr_test_sleep_ms(5); /* the primordial context waits, engine 0 sleeps */
+  /* Turn 0 goes to engine 0: take it with a timer cancelled at once. */
+  ck_assert_int_eq(MR_future_signal_at(&timer_fx, 1, MR_now() + 3600000000000ull, &timer_tx), 0);
+  ck_assert_int_eq(MR_timer_cancel(&timer_tx), 0);
+  mr_test_sleep_ms(5);
+  struct rlimit low;
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &low), 0);
+  low.rlim_cur = vm_size() + (4u << 20);
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &low), 0);
+  ck_assert_int_eq(MR_future_signal_at(&timer_f1, 2, MR_now() + 20000000, &timer_t1), 0);
+  return NULL;
+}
+
+START_TEST(test_lazy_engine_that_cannot_start_keeps_timers) {
+  struct rlimit old;
+  ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+  mr_test_start(2, "--lazy-engines");
+  MR_future_init(&timer_f1);
+  MR_future_init(&timer_fx);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, arm_from_outside, NULL), 0);
+  ck_assert_uint_eq(MR_future_wait(&timer_f1), 2);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
 #endif
@@ -487,6 +524,8 @@ int main(void) {
 #ifndef MR_TEST_SANITIZER
   /* Not under the sanitizers (they reserve terabytes: an address-space limit stops them). */
   mr_tcase_add_native_test(tc, test_lazy_engine_that_cannot_start,
+                           "qemu-user accepts setrlimit(RLIMIT_AS) and applies no limit");
+  mr_tcase_add_native_test(tc, test_lazy_engine_that_cannot_start_keeps_timers,
                            "qemu-user accepts setrlimit(RLIMIT_AS) and applies no limit");
 #endif
   suite_add_tcase(s, tc);

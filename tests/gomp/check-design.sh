@@ -36,6 +36,8 @@ for w in active passive; do
 done
 # The current task of a context that suspends outside libmrgomp, on one engine with tasks as sparks.
 if MRENGINE_OPTIONS="-P 1" MRGOMP_DEFER_ALONE=true timeout 60 $run "$prog" current-suspend; then echo "PASS: current-suspend"; else echo "FAIL: current-suspend"; status=1; fi
+# Engines 1 and 2 cannot start (--lazy-engines): their members run on slot threads.
+if MRENGINE_OPTIONS="-P 3 --lazy-engines" timeout 60 $run "$prog" lazy-absent; then echo "PASS: lazy-absent"; else echo "FAIL: lazy-absent"; status=1; fi
 # A member on a slot thread holds a critical section while the one engine's member waits for it.
 if MRENGINE_OPTIONS="-P 1" timeout 60 $run "$prog" foreign-critical; then echo "PASS: foreign-critical"; else echo "FAIL: foreign-critical"; status=1; fi
 # OMP_STACKSIZE is read once at start-up.

@@ -384,6 +384,7 @@ int main(int argc, char **argv) {
       {"complete-group-owed", test_complete_group_owed},
       {"complete-group-owed-nested", test_complete_group_owed_nested},
       {"spawned-member0", test_spawned_member0},
+      {"lazy-absent", test_lazy_absent},
       {"spawned-shutdown", test_spawned_shutdown},
       {"current-suspend", test_current_suspend},
       {"current-program", test_current_program},

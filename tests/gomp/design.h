@@ -49,6 +49,9 @@ int test_foreign_critical(void);
 int test_alone_order(void);
 int test_alone_detach_depend(void);
 
+/* A runtime with an engine left out (design_lazy.c). */
+int test_lazy_absent(void);
+
 /* Teams larger than the processors (design_over.c). */
 int test_oversubscribed(void);
 int test_oversubscribed_yield(void);
