@@ -62,11 +62,14 @@ void team_barrier(Team *t) {
   if (!arrive(t, &g)) {
     // The others are usually close behind: look for the new generation for a moment before
     // suspending (a suspension and its wake-up cost several microseconds).
+    // A member on a thread that is not an engine may be waiting for a task's spark that only
+    // an engine runs (Team::stranded): the wait then suspends at once, freeing this engine.
     auto done = [t, g] {
       // acquire: as the wait's, the last arrival's writes are visible once we see it.
-      // relaxed (cancelled): a hint to stop looking; the future's wait orders the rest.
+      // relaxed (cancelled, stranded): hints to stop looking; the future's wait orders the rest.
       return t->generation.load(std::memory_order_acquire) != g ||
-             t->cancelled.load(std::memory_order_relaxed);
+             t->cancelled.load(std::memory_order_relaxed) ||
+             t->stranded.load(std::memory_order_relaxed) != 0;
     };
     int spins = barrier_spins(t->oversubscribed());
     for (int i = 0; i < spins && !done(); i++) mr::engine::cpu_relax();

@@ -209,6 +209,11 @@ struct Team {
   // than a barrier generation, since cancelled members skip the barriers in between.
   std::atomic<bool> cancelled{false};
   std::atomic<int> exited{0};
+  // Members on threads that are not engines (slot, pool, program threads) waiting in the join of
+  // a task's spark, which waits in the injector until an engine takes it: members on the
+  // engines stop looking at a barrier and suspend, so that their engines take it (task.cpp's
+  // join_spark, barrier.cpp). relaxed: a hint to stop looking.
+  std::atomic<int> stranded{0};
   // Members 1..n-1 that have begun their implicit task, for regions whose implicit tasks
   // initialise per-member copies that the team's tasks also use (start_together).
   bool start_together = false;

@@ -440,7 +440,14 @@ namespace {
 // which done (signalled by the spark) follows.
 void join_spark(Task *t, Task *c) {
   if (c->held) MR_future_wait(&c->done);
-  MR_join_and_continue(&c->st);
+  if (!MR_engine_view_v4) {
+    // relaxed: a hint (Team::stranded); the join orders what matters.
+    t->team->stranded.fetch_add(1, std::memory_order_relaxed);
+    MR_join_and_continue(&c->st);
+    t->team->stranded.fetch_sub(1, std::memory_order_relaxed);
+  } else {
+    MR_join_and_continue(&c->st);
+  }
   // The join may have run other tasks on this thread.
   set_current(t);
   free_task(c);
