@@ -435,17 +435,31 @@ void defer(Task *parent, bool final_, void (*fn)(void *), const TaskData &d, voi
 
 namespace {
 
+// While it lives, a member of t's team on a thread that is not an engine waits for a task's
+// spark, which only an engine takes from the injector (Team::stranded). relaxed: a hint; the
+// wait itself orders what matters.
+class Stranded {
+ public:
+  explicit Stranded(Task *t) : team_(MR_engine_view_v4 ? nullptr : t->team) {
+    if (team_) team_->stranded.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~Stranded() {
+    if (team_) team_->stranded.fetch_sub(1, std::memory_order_relaxed);
+  }
+  Stranded(const Stranded &) = delete;
+  Stranded &operator=(const Stranded &) = delete;
+
+ private:
+  Team *team_;
+};
+
 // Join the spark of task c, forked by t's context: a held one is forked by its last
 // predecessor, maybe not yet, and the arrival of t's context at st must come after that fork,
 // which done (signalled by the spark) follows.
 void join_spark(Task *t, Task *c) {
-  if (c->held) MR_future_wait(&c->done);
-  if (!MR_engine_view_v4) {
-    // relaxed: a hint (Team::stranded); the join orders what matters.
-    t->team->stranded.fetch_add(1, std::memory_order_relaxed);
-    MR_join_and_continue(&c->st);
-    t->team->stranded.fetch_sub(1, std::memory_order_relaxed);
-  } else {
+  {
+    Stranded s(t);
+    if (c->held) MR_future_wait(&c->done);
     MR_join_and_continue(&c->st);
   }
   // The join may have run other tasks on this thread.
@@ -525,7 +539,10 @@ void taskwait(Task *t) {
         push_owed(t, c);
       continue;
     }
-    MR_future_wait(&c->done);
+    {
+      Stranded s(t);
+      MR_future_wait(&c->done);
+    }
     set_current(t);
     settle(t, c);
   }
