@@ -63,15 +63,16 @@ struct Search {
   int spin_budget = 1;          // steal rounds of its next own search (idle.cpp); set at start
 };
 
-// The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
-// timer takers, the statistics and the shutdowns read or write. Each hot word that other
-// threads write is on a line of its own.
 // gc::Stack's roots for an engine's scheduler stack: the slots of the engine's deque (owner: the
 // Engine). Called by a collector with every thread stopped.
 std::size_t deque_roots(const void *owner, MR_GcStackFn fn, void *arg);
 
+// Whether an engine has a thread (Shared::start; doc/design.md section 15).
 enum class StartState : std::uint8_t { UNCLAIMED, CLAIMED, RUNNING, ABSENT };
 
+// The part of an engine that any thread may reach (Runtime::engines): what thieves, wakers,
+// timer takers, the statistics and the shutdowns read or write. Each hot word that other
+// threads write is on a line of its own.
 struct Shared {
   explicit Shared(int i) : id(i), timers{i} {}
 
