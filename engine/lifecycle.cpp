@@ -238,7 +238,7 @@ int open_io_and_trace(std::string *err) {
 // The primordial context (the caller's own stack) as engine 0's, the pinning plan and victim
 // orders of every engine, engine 0's scheduler fiber. Returns 0 or MR_ENOMEM with *err.
 int plan_engines(std::string *err) {
-  Engine *e0 = unowned(g_rt->engines[0]);                    // the caller becomes its owner
+  Engine *e0 = unowned(g_rt->engines[0]);                           // the caller becomes its owner
   e0->start.store(StartState::RUNNING, std::memory_order_relaxed);  // the caller's thread
   g_rt->primordial.kind = ContextKind::PRIMORDIAL;
   g_rt->primordial.bound = 0;

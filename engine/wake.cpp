@@ -60,8 +60,8 @@ bool has_thread(Shared *t) {
     t->start.store(StartState::ABSENT, std::memory_order_release);
     retire_unstarted(t);
     warning(g_rt->p.quiet,
-            "cannot start engine %d (--lazy-engines): %s; the runtime goes on without it",
-            t->id, std::strerror(rc));
+            "cannot start engine %d (--lazy-engines): %s; the runtime goes on without it", t->id,
+            std::strerror(rc));
     return false;
   }
   // Claimed by another: its pthread_create takes microseconds.

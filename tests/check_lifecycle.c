@@ -2,12 +2,12 @@
  * MR_shutdown_now (stop at the next suspension point, drop and count what is left). */
 #define _GNU_SOURCE
 #include <malloc.h>
-#include <stdio.h>
-#include <sys/resource.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
 
 #include "mrengine.h"
 #include "mrengine_time.h"
