@@ -54,16 +54,15 @@ Context *context_create(ContextKind kind, std::size_t stack_bytes, bool quiet, C
   if (!c) return nullptr;
   c->kind = kind;
   try {
-    c->fiber = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes, quiet, &c->stack),
-                          [c, body](ctx::fiber &&from) {
-                            // Started by a resume_with whose ontop function already saved the
-                            // resumer's continuation: `from` is empty.
-                            (void)from;
-                            body(c);
-                            // The body never returns; a free context is forgotten
-                            // (fiber_forget), never unwound.
-                            return ctx::fiber{};
-                          });
+    c->fiber = make_fiber(stack_bytes, quiet, &c->stack, [c, body](ctx::fiber &&from) {
+      // Started by a resume_with whose ontop function already saved the
+      // resumer's continuation: `from` is empty.
+      (void)from;
+      body(c);
+      // The body never returns; a free context is forgotten
+      // (fiber_forget), never unwound.
+      return ctx::fiber{};
+    });
   } catch (const std::bad_alloc &) {
     delete c;
     return nullptr;

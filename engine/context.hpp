@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 #include "context_local.hpp"
 #include "gc.hpp"
@@ -133,6 +134,21 @@ class RecordingStack {
   bool quiet_;
   boost::context::stack_context *where_;
 };
+
+// A fiber on a fresh stack of ours (recorded in *where, as RecordingStack does), suspended before
+// fn. The stack is mapped first, and Boost.Context's constructor, which jumps to it and back, runs
+// with a collector's stops deferred (gc::DeferStops). Throws std::bad_alloc if the stack cannot be
+// mapped (warning once unless `quiet`, stack.hpp).
+template <class Fn>
+boost::context::fiber make_fiber(std::size_t bytes, bool quiet,
+                                 boost::context::stack_context *where, Fn &&fn) {
+  boost::context::stack_context s;
+  if (!stack_map(bytes, quiet, &s)) throw std::bad_alloc();
+  *where = s;
+  const gc::DeferStops no_stop_in_the_jump;
+  return boost::context::fiber(std::allocator_arg, boost::context::preallocated(s.sp, s.size, s),
+                               RecordingStack(bytes, quiet, where), std::forward<Fn>(fn));
+}
 
 // Free a suspended fiber made with a RecordingStack without running any more of it: its
 // continuation is forgotten (~fiber would unwind its frames, running the destructors and catch

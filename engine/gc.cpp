@@ -91,6 +91,19 @@ void remove(Stack *s) {
   s->prev = nullptr;
 }
 
+DeferStops::DeferStops() {
+  if (!g_hooks.on) return;
+  sigset_t s;
+  sigfillset(&s);
+  // The synchronous ones stay: a fault in the window must still be reported as one.
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP}) sigdelset(&s, sig);
+  blocked_ = pthread_sigmask(SIG_BLOCK, &s, &old_) == 0;
+}
+
+DeferStops::~DeferStops() {
+  if (blocked_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
 std::size_t each_suspended(MR_GcStackFn fn, void *arg) {
   std::size_t n = 0;
   // acquire: pairs with the release stores of link and remove.

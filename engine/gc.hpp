@@ -10,6 +10,8 @@
 #ifndef MR_ENGINE_GC_HPP
 #define MR_ENGINE_GC_HPP
 
+#include <signal.h>
+
 #include <boost/context/fiber.hpp>
 #include <boost/context/stack_context.hpp>
 
@@ -100,6 +102,27 @@ void switch_stacks(boost::context::fiber &&to, Stack &from, Stack &dest, Leave l
                  [&from, &dest](const boost::context::fiber &b) { arrived(from, dest, b); });
   });
 }
+
+// Boost.Context's fiber constructor jumps to the new stack and back, to place its record there:
+// a switch that does not come through switch_stacks, so the collector's hooks never see it. A
+// thread stopped in between has its stack pointer on the new stack, which is not listed yet, while
+// the collector still has the stack it left as the thread's: it would scan from one to the other's
+// base, across whatever lies between (unmapped memory: a fault in the marker). With hooks, the
+// thread making a fiber holds this around the constructor: every asynchronous signal is blocked,
+// so a collector that stops threads with a signal stops this one before or after the jump, on its
+// own stack (the stop is only delayed: nothing in the window waits for anything, the stack being
+// mapped before). A collector that stops threads at safepoints of its own has none in there.
+class DeferStops {
+ public:
+  DeferStops();
+  ~DeferStops();
+  DeferStops(const DeferStops &) = delete;
+  DeferStops &operator=(const DeferStops &) = delete;
+
+ private:
+  sigset_t old_;
+  bool blocked_ = false;
+};
 
 // MR_gc_each_suspended_stack (mrengine_gc.h): no lock, no allocation.
 std::size_t each_suspended(MR_GcStackFn fn, void *arg);

@@ -251,14 +251,12 @@ int plan_engines(std::string *err) {
       unowned(g_rt->engines[i])->planned_pu = g_rt->place.plan[static_cast<std::size_t>(i)];
       g_rt->engines[i]->order = std::move(g_rt->place.orders[static_cast<std::size_t>(i)]);
     }
-    e0->sched =
-        bctx::fiber(std::allocator_arg, RecordingStack(256 * 1024, g_rt->p.quiet, &e0->sched_stack),
-                    [e0](bctx::fiber &&from) {
-                      (void)from;
-                      scheduler(e0);
-                      fatal("engine 0's scheduler ended while the runtime runs");
-                      return bctx::fiber{};
-                    });
+    e0->sched = make_fiber(256 * 1024, g_rt->p.quiet, &e0->sched_stack, [e0](bctx::fiber &&from) {
+      (void)from;
+      scheduler(e0);
+      fatal("engine 0's scheduler ended while the runtime runs");
+      return bctx::fiber{};
+    });
     san::init_stack(e0->sched_san, e0->sched_stack);
     gc::add(&e0->sched_gc, e0->sched_stack);
   } catch (const std::bad_alloc &) {
