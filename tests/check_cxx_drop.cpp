@@ -207,8 +207,15 @@ START_TEST(test_shutdown_drop_keeps_callable_for_its_tasks) {
   auto holder = mr::spawn([&hold] { return hold.wait(); });
   (void)started.wait();
   std::atomic<bool> was_dropped{false};
+  // MR_channel_close of a channel already closed answers MR_ECLOSED until MR_shutdown begins,
+  // MR_ESHUTDOWN from then on: how the mover knows it has begun (a fixed 50 ms was too short
+  // under qemu-user).
+  int probe = make_channel(0, MR_CLOSE_COMPLETE);
+  ck_assert_int_eq(MR_channel_close(probe), 0);
   std::thread mover([&] {
-    mr_test_sleep_ms(50);  // MR_shutdown has begun
+    int rc;
+    while ((rc = MR_channel_close(probe)) == MR_ECLOSED) mr_test_sleep_ms(1);
+    ck_assert_int_eq(rc, MR_ESHUTDOWN);
     go.signal(1);
     was_dropped = throws_dropped(f);
     step = 1;
