@@ -78,6 +78,13 @@ void add_own(Stack *s) {
   link(s);
 }
 
+void add_roots(Stack *s) {
+  if (!g_hooks.on) return;
+  s->lo = s->hi = nullptr;
+  s->saved.store(nullptr, std::memory_order_relaxed);  // relaxed: never left, so never walked
+  link(s);
+}
+
 void remove(Stack *s) {
   std::lock_guard<std::mutex> lk(g_list_lock);
   if (!s->listed) return;

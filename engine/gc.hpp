@@ -67,6 +67,10 @@ void thread_end();
 // stack; unlist it before the stack is unmapped or its thread ends. No-ops without hooks.
 void add(Stack *s, const boost::context::stack_context &sc);
 void add_own(Stack *s);
+// List a record of roots that is not a stack (its roots and owner set before: a collector walks
+// only its roots); unlist it with remove before the memory its roots name is freed. No-op without
+// hooks.
+void add_roots(Stack *s);
 void remove(Stack *s);
 
 // What the ontop function of a switch calls right after it arrived on `dest`'s stack, with the

@@ -73,6 +73,7 @@ void destroy_runtime() {
   io_stop(g_rt);
   poll_stop(g_rt);
   gc::remove(&g_rt->primordial.gc);
+  g_rt->injector.unlist_roots();
   for (int i = 0; g_rt->engines && i < g_rt->n; i++) {
     if (g_rt->engines[i]) gc::remove(&unowned(g_rt->engines[i])->sched_gc);
     delete unowned(g_rt->engines[i]);
@@ -359,6 +360,7 @@ int start(const Params &p, std::string *err) {
   g_rt->p = p;
   g_rt->n = p.engines;
   gc::install(&p.gc);  // before the first thread or stack the hooks must see
+  g_rt->injector.list_roots();
   g_rt->context_body = context_body;
   g_rt->engine_thread = engine_main;
   g_rt->spawned.count.store(1, std::memory_order_relaxed);       // the primordial's own unit

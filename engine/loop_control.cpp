@@ -4,11 +4,13 @@
 
 #include "loop_control.hpp"
 
+#include <cstddef>
 #include <mutex>
 #include <new>
 
 #include "engine.hpp"
 #include "fatal.hpp"
+#include "gc.hpp"
 #include "join.hpp"
 #include "switch.hpp"
 #include "wake.hpp"
@@ -27,6 +29,9 @@ struct LoopControl {
   Context *waiting = nullptr;  // the master, suspended until a slot is free
   unsigned slots = 0;
   Slot *all = nullptr;
+  // With a collector's hooks the slots are a root range while the loop lives: a slot's env is
+  // the program's only reference to it until its iteration has started.
+  gc::Stack gc;
 };
 
 namespace {
@@ -85,6 +90,12 @@ void lc_iteration(void *p) {
   lc_release(s);
 }
 
+std::size_t lc_roots(const void *owner, MR_GcStackFn fn, void *arg) {
+  const auto *lc = static_cast<const LoopControl *>(owner);
+  fn(lc->all, lc->all + lc->slots, arg);
+  return 1;
+}
+
 }  // namespace
 
 LoopControl *lc_create(unsigned slots) {
@@ -100,6 +111,9 @@ LoopControl *lc_create(unsigned slots) {
     lc->all[i] = LoopControl::Slot{lc, nullptr, nullptr, lc->free_slots};
     lc->free_slots = &lc->all[i];
   }
+  lc->gc.roots = lc_roots;
+  lc->gc.owner = lc;
+  gc::add_roots(&lc->gc);
   return lc;
 }
 
@@ -119,6 +133,7 @@ void lc_finish(LoopControl *lc) {
   for (unsigned i = 0; i < lc->slots; i++) (void)lc_acquire(lc);
   // Take and drop the lock so that the last lc_release has left its critical section.
   { std::lock_guard<std::mutex> lk(lc->lock); }
+  gc::remove(&lc->gc);
   delete[] lc->all;
   delete lc;
 }

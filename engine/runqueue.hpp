@@ -63,19 +63,28 @@ using RunQueue = LockedFifo<Context>;
 // ring doubles only when it is full, and never shrinks): after a long idle time malloc and free
 // on cold caches were a third of the time a thread's spark took to start (doc/performance.md,
 // "Wake latency"). The lock and the size hint share one cache line.
+//
+// With a collector's hooks, the ring's storage is a root range (list_roots): the env of a spark
+// waiting here is the program's only reference to it. A collector reads the range with every
+// thread stopped, perhaps one inside push: so the range is published apart from the ring, and
+// moves to a bigger ring only once that one holds every task, before the old one is freed.
 class alignas(64) Injector {
  public:
+  Injector() {
+    gc_.roots = &Injector::roots;
+    gc_.owner = this;
+  }
+  Injector(const Injector &) = delete;
+  Injector &operator=(const Injector &) = delete;
+
   // Any thread. The caller then runs the post-work check (P1).
   void push(const Task &t) {
     std::lock_guard<std::mutex> g(lock_);
-    if (ring_.full()) {  // double it (64 tasks at first); set_capacity keeps their order
-      try {
-        ring_.set_capacity(ring_.capacity() == 0 ? 64 : 2 * ring_.capacity());
-      } catch (const std::bad_alloc &) {
-        fatal("out of memory while submitting a spark from a thread that is not an engine");
-      }
+    if (ring_.full()) {
+      grow_with(t);
+    } else {
+      ring_.push_back(t);
     }
-    ring_.push_back(t);
     // relaxed: the callers' seq_cst fence after push orders it (P1); under the lock for pop.
     size_.store(ring_.size(), std::memory_order_relaxed);
   }
@@ -96,11 +105,49 @@ class alignas(64) Injector {
   // Any thread; relaxed: callers that need order put a seq_cst fence before the call.
   bool maybe_nonempty() const { return size_.load(std::memory_order_relaxed) != 0; }
 
+  // The ring as a collector's root range, from the runtime's start (hooks installed) until it
+  // is freed.
+  void list_roots() { gc::add_roots(&gc_); }
+  void unlist_roots() { gc::remove(&gc_); }
+
  private:
+  // Under lock_, ring_ full: a ring of twice the capacity (64 tasks at first) with every task
+  // and t, in order; its range published; then the old ring freed.
+  void grow_with(const Task &t) {
+    try {
+      const std::size_t cap = ring_.capacity() == 0 ? 64 : 2 * ring_.capacity();
+      boost::circular_buffer<Task> bigger(cap);
+      bigger.insert(bigger.end(), ring_.begin(), ring_.end());
+      bigger.push_back(t);
+      // Filled from its start and never popped: its first element is its storage's first slot.
+      // relaxed (both): read only by a collector with this thread stopped (gc.hpp's Stack);
+      // the start first, so a stop between the two stores scans the new storage for the old
+      // (smaller) capacity.
+      roots_lo_.store(bigger.array_one().first, std::memory_order_relaxed);
+      roots_cap_.store(cap, std::memory_order_relaxed);
+      ring_.swap(bigger);
+    } catch (const std::bad_alloc &) {
+      fatal("out of memory while submitting a spark from a thread that is not an engine");
+    }
+  }  // the old ring freed here, after the range moved off it
+
+  static std::size_t roots(const void *owner, MR_GcStackFn fn, void *arg) {
+    const auto *self = static_cast<const Injector *>(owner);
+    const Task *lo = self->roots_lo_.load(std::memory_order_relaxed);  // relaxed: as stored
+    if (!lo) return 0;
+    fn(const_cast<Task *>(lo),
+       const_cast<Task *>(lo) + self->roots_cap_.load(std::memory_order_relaxed), arg);
+    return 1;
+  }
+
   std::mutex lock_;
   boost::circular_buffer<Task> ring_;  // protected by lock_
   // Written under lock_; read without it as a hint.
   std::atomic<std::size_t> size_{0};
+  // The storage of ring_ and its capacity for a collector: written under lock_ (grow_with).
+  std::atomic<const Task *> roots_lo_{nullptr};
+  std::atomic<std::size_t> roots_cap_{0};
+  gc::Stack gc_;  // the record that lists roots (gc.hpp)
 };
 
 }  // namespace mr::engine

@@ -74,14 +74,13 @@ MR_EXTERN size_t MR_gc_each_suspended_stack(MR_GcStackFn fn, void *arg);
 /* List the ranges of mrengine's own records that hold pointers the program handed it and that
  * no stack may hold: fn(lo, hi, arg) for each, the task and spawned function of every context
  * (MR_spawn's arg, and a spark's env once a context took it, before it first runs or while it
- * waits in a queue), and each running engine's deque (the env of every spark forked on an
- * engine, MR_fork_new_child and MR_scope_spawn, while it waits there). A collector scans them
+ * waits in a queue), each running engine's deque (the env of every spark forked on an engine,
+ * MR_fork_new_child and MR_scope_spawn, while it waits there), the injector (the env of a spark
+ * forked by a thread that is not an engine, while it waits there) and the slots of every loop
+ * control (MR_lc_spawn's env, until its iteration has started). A collector scans them
  * conservatively, as it scans the suspended stacks, with the same rules: no lock, no allocation,
  * every thread stopped, as MR_gc_each_suspended_stack. Ranges are listed only while a runtime
  * started with hooks runs. Returns the number of ranges reported (0 when fn is NULL).
- * Not listed yet, so the program must keep such a pointer reachable itself until its task has
- * started: the env of a spark forked by a thread that is not an engine while it waits in the
- * injector, and MR_lc_spawn's env (kept in the loop control's slot).
  * A future's value and a timer's argument live in the program's own MR_Future and MR_Timer,
  * roots when those are. */
 MR_EXTERN size_t MR_gc_each_root_range(MR_GcStackFn fn, void *arg);

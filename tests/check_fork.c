@@ -435,7 +435,6 @@ START_TEST(test_fork_from_context) {
 }
 END_TEST
 
-
 static Suite *fork_suite(void) {
   Suite *s = suite_create("fork");
   TCase *tc = mr_tcase("child", 60);

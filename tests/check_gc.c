@@ -506,6 +506,71 @@ START_TEST(test_spark_envs_are_roots) {
 }
 END_TEST
 
+/* A plain thread (registered: GC_THREADS) forks sparks whose environment is their only
+ * reference; they wait in the injector, growing its ring from 64 to 1024, while the primordial
+ * context holds the one engine and collects. */
+static MR_SyncTerm injected_term;
+static atomic_int injected, injected_joined;
+static void __attribute__((noinline)) inject_handed(void) {
+  MR_sync_term_init(&injected_term, SPARKS_N + 1);
+  for (int i = 0; i < SPARKS_N; i++) MR_fork_new_child(&injected_term, handed_run, handed_new());
+}
+static void *injecting_thread(void *arg) {
+  (void)arg;
+  inject_handed();
+  scrub_stack();
+  atomic_store(&injected, 1);
+  MR_join_and_continue(&injected_term);
+  atomic_store(&injected_joined, 1);
+  return NULL;
+}
+
+START_TEST(test_injected_envs_are_roots) {
+  pthread_t t;
+  start_boehm(1);
+  handed_reset();
+  atomic_store(&injected, 0);
+  atomic_store(&injected_joined, 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, injecting_thread, NULL), 0);
+  while (!atomic_load(&injected)) mr_test_sleep_ms(1); /* the engine stays this context's */
+  collect_twice();
+  ck_assert_int_eq(atomic_load(&handed_ran), 0);
+  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  MR_blocking_begin(); /* the engine runs the sparks */
+  while (!atomic_load(&injected_joined)) mr_test_sleep_ms(1);
+  MR_blocking_end();
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(atomic_load(&handed_ran), SPARKS_N);
+  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
+/* The primordial context, alone on its one engine, starts loop-control iterations whose
+ * environment is their only reference (as many as the loop has slots, so it never waits) and
+ * collects before any has run. */
+enum { LC_N = 256 };
+static MR_LoopControl *handed_lc;
+static void __attribute__((noinline)) lc_spawn_handed(void) {
+  ck_assert_int_eq(MR_lc_create(LC_N, &handed_lc), 0);
+  for (int i = 0; i < LC_N; i++)
+    ck_assert_int_eq(MR_lc_spawn(handed_lc, handed_run, handed_new()), 0);
+}
+
+START_TEST(test_loop_envs_are_roots) {
+  start_boehm(1);
+  handed_reset();
+  lc_spawn_handed();
+  collect_twice();
+  ck_assert_int_eq(atomic_load(&handed_ran), 0);
+  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  ck_assert_int_eq(MR_lc_finish(handed_lc), 0);
+  ck_assert_int_eq(atomic_load(&handed_ran), LC_N);
+  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+}
+END_TEST
+
 /* ---- Collection works: 1 GB of garbage leaves the heap bounded ---- */
 
 static atomic_int garbage_done;
@@ -594,6 +659,8 @@ int main(void) {
   tcase_add_loop_test(tc, test_sparks_carry_pointers, 0, 4);
   tcase_add_test(tc, test_spawned_args_are_roots);
   tcase_add_test(tc, test_spark_envs_are_roots);
+  tcase_add_test(tc, test_injected_envs_are_roots);
+  tcase_add_test(tc, test_loop_envs_are_roots);
   tcase_add_test(tc, test_garbage_is_collected);
   tcase_add_test(tc, test_shutdown_with_collections_in_flight);
   suite_add_tcase(s, tc);

@@ -36,8 +36,9 @@ int test_oversubscribed(void) {
   double per_region = (cpu_seconds() - t0) / ROUNDS;
   for (int i = 0; i < LEN; i++)
     if (a[i] != ROUNDS) FAIL("a[%d] = %g, not %d", i, a[i], ROUNDS);
-  printf("design: oversubscribed: %d members on %d processors: %.0f us of processor time a region\n",
-         n, procs, per_region * 1e6);
+  printf(
+      "design: oversubscribed: %d members on %d processors: %.0f us of processor time a region\n",
+      n, procs, per_region * 1e6);
 #ifdef __SANITIZE_THREAD__
   /* ThreadSanitizer multiplies the processor time of every access: the bound is not its to meet
    * (a CI run of the TSan build went over 250 us a region). */
