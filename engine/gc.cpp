@@ -43,7 +43,20 @@ void install(const MR_GcHooks *hooks) {
   g_hooks.on = hooks->thread_begin || hooks->thread_end || hooks->switch_begin || hooks->switch_end;
 }
 
-void uninstall() { g_hooks = Hooks{}; }
+void uninstall() {
+  // What is still listed is a record the runtime could not unlist itself: the roots of a loop
+  // control whose master was dropped before MR_lc_finish (the loop is never freed). Unlisted
+  // here, so that nothing is listed without a runtime (mrengine_gc.h).
+  std::lock_guard<std::mutex> lk(g_list_lock);
+  for (Stack *s = g_head.load(std::memory_order_relaxed); s;) {  // relaxed: under the lock
+    Stack *n = s->next.load(std::memory_order_relaxed);
+    s->listed = false;
+    s->prev = nullptr;
+    s = n;
+  }
+  g_head.store(nullptr, std::memory_order_release);  // release: as remove's
+  g_hooks = Hooks{};
+}
 
 void thread_begin() {
   if (g_hooks.h.thread_begin) g_hooks.h.thread_begin(g_hooks.h.data);

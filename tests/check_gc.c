@@ -105,6 +105,46 @@ START_TEST(test_own_hooks_see_every_thread_and_switch) {
 }
 END_TEST
 
+/* A loop's master dropped by MR_shutdown_now while it waits for a slot never reaches
+ * MR_lc_finish: its loop control's slots were left listed after the runtime had gone. */
+static MR_Future never_signalled;
+static atomic_int master_waits;
+static void wait_for_ever(void *env) {
+  (void)env;
+  (void)MR_future_wait(&never_signalled);
+}
+static void loop_master(void *arg) {
+  MR_LoopControl *lc;
+  (void)arg;
+  ck_assert_int_eq(MR_lc_create(1, &lc), 0);
+  ck_assert_int_eq(MR_lc_spawn(lc, wait_for_ever, NULL), 0);
+  atomic_store(&master_waits, 1);
+  (void)MR_lc_spawn(lc, wait_for_ever, NULL); /* waits for the slot: dropped there */
+}
+
+START_TEST(test_no_ranges_after_a_dropped_loop) {
+  MR_Config cfg = mr_test_config(1);
+  MR_GcHooks h;
+  MR_ShutdownReport r;
+  MR_gc_hooks_init(&h);
+  h.switch_end = count_switch;
+  ck_assert_int_eq(MR_gc_set_hooks(&cfg, &h), 0);
+  ck_assert_int_eq(MR_init(&cfg), 0);
+  MR_future_init(&never_signalled);
+  atomic_store(&master_waits, 0);
+  ck_assert_int_eq(MR_spawn(loop_master, NULL, NULL), 0);
+  while (!atomic_load(&master_waits)) MR_yield();
+  MR_yield(); /* the master now waits for the slot */
+  n_ranges = 0;
+  ck_assert_uint_ge(MR_gc_each_root_range(count_range, NULL), 1); /* the loop's slots */
+  MR_shutdown_report_init(&r);
+  ck_assert_int_eq(MR_shutdown_now(&r), 0);
+  ck_assert_uint_eq(r.contexts_dropped, 2);
+  ck_assert_uint_eq(MR_gc_each_root_range(count_range, NULL), 0);
+  ck_assert_uint_eq(MR_gc_each_suspended_stack(count_range, NULL), 0);
+}
+END_TEST
+
 #ifdef MR_TEST_BDWGC
 
 typedef struct Node {
@@ -644,6 +684,7 @@ int main(void) {
   TCase *tc = mr_tcase("hooks", 30);
   tcase_add_test(tc, test_hooks_api);
   tcase_add_test(tc, test_own_hooks_see_every_thread_and_switch);
+  tcase_add_test(tc, test_no_ranges_after_a_dropped_loop);
   suite_add_tcase(s, tc);
 #if defined(MR_TEST_BDWGC) && defined(MR_TEST_SANITIZER) && defined(__SANITIZE_THREAD__)
   /* ThreadSanitizer: bdwgc is not instrumented, and its allocation lock, taken at a switch's
