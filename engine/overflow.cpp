@@ -4,6 +4,7 @@
 #include "overflow.hpp"
 
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -24,6 +25,22 @@ constexpr std::size_t kAltStackBytes = 64 * 1024;
 // How far below the guard page a fault still counts as an overflow (a frame bigger than a page
 // jumps over the guard).
 constexpr std::uintptr_t kBelowGuard = 1024 * 1024;
+// How far above the guard page the stack pointer of an overflowing thread may still be (a
+// store below the stack pointer, the red zone, a signal frame): 64 KiB is generous.
+constexpr std::uintptr_t kAboveGuard = 64 * 1024;
+
+// The faulting thread's stack pointer, from the handler's context; 0 where not known.
+std::uintptr_t stack_pointer(const void *uc) {
+  const auto *u = static_cast<const ucontext_t *>(uc);
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(u->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(u->uc_mcontext.sp);
+#else
+  (void)u;
+  return 0;
+#endif
+}
 
 // Append the decimal form of v to *p (async-signal-safe).
 char *put_number(char *p, std::size_t v) {
@@ -76,7 +93,12 @@ void on_fault(int sig, siginfo_t *si, void *uc) {
     auto addr = reinterpret_cast<std::uintptr_t>(si->si_addr);
     auto guard = reinterpret_cast<std::uintptr_t>(c->stack.sp) - c->stack.size;  // lowest byte
     auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    if (addr + kBelowGuard >= guard && addr < guard + page) {
+    // An overflow has the stack pointer at the guard or past it. A fault near the guard with
+    // the stack pointer higher up is another's: a collector's write barrier on a heap page that
+    // happens to lie below the stack (bdwgc's incremental mode) was taken for an overflow.
+    std::uintptr_t sp = stack_pointer(uc);
+    bool at_guard = sp == 0 || sp < guard + page + kAboveGuard;
+    if (at_guard && addr + kBelowGuard >= guard && addr < guard + page) {
       char msg[160];
       char *p = put_text(msg, "mrengine: context stack overflow (stack size ");
       p = put_number(p, (c->stack.size - page) / 1024);
