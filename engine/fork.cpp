@@ -29,7 +29,8 @@ namespace {
 void in_child() {
   fd_claims_fork_child();
   contexts_forget_after_fork();
-  gc::forget_after_fork();
+  const Context *c = context_on_this_thread();  // before the engine and backup are forgotten
+  gc::forget_after_fork(c ? &c->stack : nullptr);
   trace::forget_after_fork();
   overflow::uninstall();  // a later MR_init installs it again (and keeps the older action)
   blocking_forget_thread();

@@ -22,6 +22,13 @@ namespace {
 // is complete and before the stack it unlinks is unmapped, so a walk sees the list before or
 // after the change, never a record half made or a stack gone.
 std::mutex g_list_lock;
+
+// In the child of a fork() made on a context's stack: that stack, on which the child's thread runs
+// (fork.cpp). Written only there, with one thread.
+struct Bounds {
+  void *lo = nullptr, *hi = nullptr;
+};
+Bounds g_forked_on;
 std::atomic<Stack *> g_head{nullptr};  // release stores under the lock, acquire loads in walks
 
 void link(Stack *s) {
@@ -87,6 +94,16 @@ void add_own(Stack *s) {
   if (!addr) fatal("cannot find the bounds of a thread's stack for the collector's hooks");
   s->lo = addr;
   s->hi = static_cast<char *>(addr) + size;
+  // The frame's address, not a local's: a sanitizer may keep locals on a stack of its own.
+  const char *here = static_cast<const char *>(__builtin_frame_address(0));
+  if (here >= static_cast<char *>(g_forked_on.lo) && here < static_cast<char *>(g_forked_on.hi)) {
+    // The child of a fork() made on a context: its thread runs on that context's stack.
+    s->lo = g_forked_on.lo;
+    s->hi = g_forked_on.hi;
+  } else if (here < static_cast<char *>(s->lo) || here >= static_cast<char *>(s->hi)) {
+    // A stack of the program's own (a coroutine's): its bounds are not to be had.
+    fatal("a runtime with a collector's hooks started on a stack that is not its thread's own");
+  }
   s->saved.store(nullptr, std::memory_order_relaxed);  // relaxed: published by link's release
   link(s);
 }
@@ -146,7 +163,12 @@ std::size_t each_root_range(MR_GcStackFn fn, void *arg) {
   return n;
 }
 
-void forget_after_fork() {
+void forget_after_fork(const boost::context::stack_context *running_on) {
+  g_forked_on = Bounds{};
+  if (running_on && running_on->sp) {
+    g_forked_on.hi = running_on->sp;  // Boost.Context's sp is the top of the stack
+    g_forked_on.lo = static_cast<char *>(running_on->sp) - running_on->size;
+  }
   new (&g_list_lock) std::mutex;  // re-made, not unlocked: another thread may have held it
   g_head.store(nullptr, std::memory_order_relaxed);  // relaxed: the child has one thread
   g_hooks = Hooks{};

@@ -135,7 +135,9 @@ std::size_t each_root_range(MR_GcStackFn fn, void *arg);
 
 // The child of a fork() (fork.cpp): the list, which a thread that no longer exists may have been
 // changing, starts empty with a fresh lock; the hooks stay off until a runtime of its own starts.
-void forget_after_fork();
+// running_on: the stack of the context that forked (nullptr if it ran on its thread's own), which
+// is the child's thread's stack from now on: add_own gives its bounds, not the thread's.
+void forget_after_fork(const boost::context::stack_context *running_on);
 
 }  // namespace mr::engine::gc
 

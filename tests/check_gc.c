@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef MR_TEST_BDWGC
@@ -611,6 +612,42 @@ START_TEST(test_loop_envs_are_roots) {
 }
 END_TEST
 
+/* A context forks; the child, whose thread now runs on that context's stack, starts a runtime
+ * with bdwgc, switches away and back, and collects. The collector was told the thread's own
+ * stack as the primordial's, scanned from the context's stack up to it, and faulted (20 of 20). */
+static void nothing(void *arg) { (void)arg; }
+static void child_collects(void) {
+  MR_Config cfg = mr_test_config(1);
+  if (MR_gc_use_boehm(&cfg) != 0 || MR_init(&cfg) != 0) _exit(2);
+  if (MR_spawn(nothing, NULL, NULL) != 0) _exit(3);
+  MR_yield(); /* away from the primordial's stack and back */
+  Node *l = build(1000, 7, 0);
+  collect_twice();
+  verify(l, 1000, 7);
+  if (MR_shutdown() != 0) _exit(4);
+  _exit(0);
+}
+static atomic_int fork_status;
+static void fork_here(void *arg) {
+  int st = -1;
+  (void)arg;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) child_collects();
+  if (pid > 0 && waitpid(pid, &st, 0) != pid) st = -1;
+  atomic_store(&fork_status, st);
+}
+
+START_TEST(test_child_of_a_context_collects) {
+  start_boehm(1);
+  atomic_store(&fork_status, -1);
+  ck_assert_int_eq(MR_spawn(fork_here, NULL, NULL), 0);
+  ck_assert_int_eq(MR_shutdown(), 0);
+  int st = atomic_load(&fork_status);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status %#x", st);
+}
+END_TEST
+
 /* ---- Collection works: 1 GB of garbage leaves the heap bounded ---- */
 
 static atomic_int garbage_done;
@@ -702,6 +739,7 @@ int main(void) {
   tcase_add_test(tc, test_spark_envs_are_roots);
   tcase_add_test(tc, test_injected_envs_are_roots);
   tcase_add_test(tc, test_loop_envs_are_roots);
+  tcase_add_test(tc, test_child_of_a_context_collects);
   tcase_add_test(tc, test_garbage_is_collected);
   tcase_add_test(tc, test_shutdown_with_collections_in_flight);
   suite_add_tcase(s, tc);
