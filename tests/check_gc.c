@@ -739,7 +739,12 @@ int main(void) {
   tcase_add_test(tc, test_spark_envs_are_roots);
   tcase_add_test(tc, test_injected_envs_are_roots);
   tcase_add_test(tc, test_loop_envs_are_roots);
+#if !(defined(MR_TEST_SANITIZER) && defined(__SANITIZE_ADDRESS__))
+  /* Not under ASan: GCC 12's libasan takes no lock around fork(), and a child forked while
+   * another thread (bdwgc's markers, an engine) is in its allocator hangs there (check_fork.c
+   * says more): 1 run of 2 timed out. */
   tcase_add_test(tc, test_child_of_a_context_collects);
+#endif
   tcase_add_test(tc, test_garbage_is_collected);
   tcase_add_test(tc, test_shutdown_with_collections_in_flight);
   suite_add_tcase(s, tc);
