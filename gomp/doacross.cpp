@@ -181,7 +181,7 @@ void doacross_wait(const T *iter) {
   std::uint64_t range, mark;
   if (!locate(w, iter, &range, &mark)) return;
   unsigned round = 0;
-  while (load_progress(w, range) < mark) backoff_suspending(&round);
+  while (load_progress(w, range) < mark) backoff(&round);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ void lock_word(T *word) {
     if (w.load(std::memory_order_relaxed) == 0 &&
         w.compare_exchange_weak(expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
       return;
-    backoff_suspending(&round);
+    backoff(&round);
   }
 }
 

@@ -13,7 +13,7 @@ void ordered_handover(Task *self) {
   WorkShare *w = self->ws;
   unsigned round = 0;
   // acquire: the ordered regions of earlier chunks happen before ours.
-  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff_suspending(&round);
+  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
   // release: ours happen before the next chunk's.
   w->ordered_next.store(self->ord_hi, std::memory_order_release);
   self->ord_held = false;
@@ -31,7 +31,7 @@ MRG_EXPORT void GOMP_ordered_start(void) {
   if (!w || !w->ordered || !self->ord_held) return;  // not in an ordered loop: nothing to order
   unsigned round = 0;
   // acquire: as ordered_handover.
-  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff_suspending(&round);
+  while (w->ordered_next.load(std::memory_order_acquire) != self->ord_lo) backoff(&round);
 }
 
 MRG_EXPORT void GOMP_ordered_end(void) {}

@@ -38,8 +38,6 @@ done
 if MRENGINE_OPTIONS="-P 1" MRGOMP_DEFER_ALONE=true timeout 60 $run "$prog" current-suspend; then echo "PASS: current-suspend"; else echo "FAIL: current-suspend"; status=1; fi
 # Engines 1 and 2 cannot start (--lazy-engines): their members run on slot threads.
 if MRENGINE_OPTIONS="-P 3 --lazy-engines" timeout 60 $run "$prog" lazy-absent; then echo "PASS: lazy-absent"; else echo "FAIL: lazy-absent"; status=1; fi
-# Members on slot threads wait for tasks only an engine runs, in an ordered loop (2 engines).
-if MRENGINE_OPTIONS="-P 2" timeout 60 $run "$prog" foreign-ordered-engine-tasks; then echo "PASS: foreign-ordered-engine-tasks"; else echo "FAIL: foreign-ordered-engine-tasks"; status=1; fi
 # A member on a slot thread holds a critical section while the one engine's member waits for it.
 if MRENGINE_OPTIONS="-P 1" timeout 60 $run "$prog" foreign-critical; then echo "PASS: foreign-critical"; else echo "FAIL: foreign-critical"; status=1; fi
 # OMP_STACKSIZE is read once at start-up.

@@ -389,7 +389,6 @@ int main(int argc, char **argv) {
       {"current-suspend", test_current_suspend},
       {"current-program", test_current_program},
       {"foreign-ordered", test_foreign_ordered},
-      {"foreign-ordered-engine-tasks", test_foreign_ordered_engine_tasks},
       {"foreign-critical", test_foreign_critical},
       {"alone-order", test_alone_order},
       {"alone-detach-depend", test_alone_detach_depend},

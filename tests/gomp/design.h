@@ -43,7 +43,6 @@ int test_current_program(void);
 
 /* Tasks of members on threads that are not engines (design_foreign.c). */
 int test_foreign_ordered(void);
-int test_foreign_ordered_engine_tasks(void);
 int test_foreign_critical(void);
 
 /* Teams of one thread (design_alone.c). */
