@@ -29,6 +29,10 @@ struct Bounds {
   void *lo = nullptr, *hi = nullptr;
 };
 Bounds g_forked_on;
+
+bool on_forked_stack(const char *p) {
+  return p >= static_cast<char *>(g_forked_on.lo) && p < static_cast<char *>(g_forked_on.hi);
+}
 std::atomic<Stack *> g_head{nullptr};  // release stores under the lock, acquire loads in walks
 
 void link(Stack *s) {
@@ -96,7 +100,7 @@ void add_own(Stack *s) {
   s->hi = static_cast<char *>(addr) + size;
   // The frame's address, not a local's: a sanitizer may keep locals on a stack of its own.
   const char *here = static_cast<const char *>(__builtin_frame_address(0));
-  if (here >= static_cast<char *>(g_forked_on.lo) && here < static_cast<char *>(g_forked_on.hi)) {
+  if (on_forked_stack(here)) {
     // The child of a fork() made on a context: its thread runs on that context's stack.
     s->lo = g_forked_on.lo;
     s->hi = g_forked_on.hi;
@@ -164,10 +168,13 @@ std::size_t each_root_range(MR_GcStackFn fn, void *arg) {
 }
 
 void forget_after_fork(const boost::context::stack_context *running_on) {
-  g_forked_on = Bounds{};
   if (running_on && running_on->sp) {
     g_forked_on.hi = running_on->sp;  // Boost.Context's sp is the top of the stack
     g_forked_on.lo = static_cast<char *>(running_on->sp) - running_on->size;
+  } else if (!on_forked_stack(static_cast<const char *>(__builtin_frame_address(0)))) {
+    // Forked on the thread's own stack. Else (a fork with no context, or from a primordial that
+    // runs on the stack an earlier fork left it) that stack is still this thread's: kept.
+    g_forked_on = Bounds{};
   }
   new (&g_list_lock) std::mutex;  // re-made, not unlocked: another thread may have held it
   g_head.store(nullptr, std::memory_order_relaxed);  // relaxed: the child has one thread
