@@ -114,10 +114,12 @@ static void wait_for_ever(void *env) {
   (void)env;
   (void)MR_future_wait(&never_signalled);
 }
+static MR_LoopControl *volatile dropped_loop; /* never freed (doc/gc.md): kept reachable for LSan */
 static void loop_master(void *arg) {
   MR_LoopControl *lc;
   (void)arg;
   ck_assert_int_eq(MR_lc_create(1, &lc), 0);
+  dropped_loop = lc;
   ck_assert_int_eq(MR_lc_spawn(lc, wait_for_ever, NULL), 0);
   atomic_store(&master_waits, 1);
   (void)MR_lc_spawn(lc, wait_for_ever, NULL); /* waits for the slot: dropped there */
