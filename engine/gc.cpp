@@ -22,6 +22,7 @@ namespace {
 // is complete and before the stack it unlinks is unmapped, so a walk sees the list before or
 // after the change, never a record half made or a stack gone.
 std::mutex g_list_lock;
+std::atomic<Stack *> g_head{nullptr};  // release stores under the lock, acquire loads in walks
 
 // In the child of a fork() made on a context's stack: that stack, on which the child's thread runs
 // (fork.cpp). Written only there, with one thread.
@@ -33,7 +34,6 @@ Bounds g_forked_on;
 bool on_forked_stack(const char *p) {
   return p >= static_cast<char *>(g_forked_on.lo) && p < static_cast<char *>(g_forked_on.hi);
 }
-std::atomic<Stack *> g_head{nullptr};  // release stores under the lock, acquire loads in walks
 
 void link(Stack *s) {
   std::lock_guard<std::mutex> lk(g_list_lock);

@@ -506,6 +506,18 @@ static void collect_twice(void) {
   }
 }
 
+/* Collect while the handed records wait: none has run, and none may be finalized. */
+static void collect_while_handed_wait(void) {
+  collect_twice();
+  ck_assert_int_eq(atomic_load(&handed_ran), 0);
+  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+}
+/* Every one of the n handed records ran, and none had been finalized. */
+static void expect_handed_ran(int n) {
+  ck_assert_int_eq(atomic_load(&handed_ran), n);
+  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+}
+
 #define HANDED_N 2000
 static void __attribute__((noinline)) spawn_handed(void) {
   for (int i = 0; i < HANDED_N; i++) ck_assert_int_eq(MR_spawn(handed_run, handed_new(), NULL), 0);
@@ -517,12 +529,9 @@ START_TEST(test_spawned_args_are_roots) {
   start_boehm(1);
   handed_reset();
   spawn_handed();
-  collect_twice();
-  ck_assert_int_eq(atomic_load(&handed_ran), 0);
-  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  collect_while_handed_wait();
   ck_assert_int_eq(MR_shutdown(), 0);
-  ck_assert_int_eq(atomic_load(&handed_ran), HANDED_N);
-  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  expect_handed_ran(HANDED_N);
 }
 END_TEST
 
@@ -539,12 +548,9 @@ START_TEST(test_spark_envs_are_roots) {
   start_boehm(1);
   handed_reset();
   fork_handed();
-  collect_twice();
-  ck_assert_int_eq(atomic_load(&handed_ran), 0);
-  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  collect_while_handed_wait();
   MR_join_and_continue(&spark_term);
-  ck_assert_int_eq(atomic_load(&handed_ran), SPARKS_N);
-  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  expect_handed_ran(SPARKS_N);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
@@ -576,15 +582,12 @@ START_TEST(test_injected_envs_are_roots) {
   atomic_store(&injected_joined, 0);
   ck_assert_int_eq(pthread_create(&t, NULL, injecting_thread, NULL), 0);
   while (!atomic_load(&injected)) mr_test_sleep_ms(1); /* the engine stays this context's */
-  collect_twice();
-  ck_assert_int_eq(atomic_load(&handed_ran), 0);
-  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  collect_while_handed_wait();
   MR_blocking_begin(); /* the engine runs the sparks */
   while (!atomic_load(&injected_joined)) mr_test_sleep_ms(1);
   MR_blocking_end();
   ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(atomic_load(&handed_ran), SPARKS_N);
-  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  expect_handed_ran(SPARKS_N);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
@@ -604,12 +607,9 @@ START_TEST(test_loop_envs_are_roots) {
   start_boehm(1);
   handed_reset();
   lc_spawn_handed();
-  collect_twice();
-  ck_assert_int_eq(atomic_load(&handed_ran), 0);
-  ck_assert_int_eq(atomic_load(&handed_finalized), 0);
+  collect_while_handed_wait();
   ck_assert_int_eq(MR_lc_finish(handed_lc), 0);
-  ck_assert_int_eq(atomic_load(&handed_ran), LC_N);
-  ck_assert_int_eq(atomic_load(&handed_dead), 0);
+  expect_handed_ran(LC_N);
   ck_assert_int_eq(MR_shutdown(), 0);
 }
 END_TEST
